@@ -1,0 +1,3 @@
+"""dpctl: network automation controller for dual-plane, rail-optimized GPU fabrics."""
+
+__version__ = "0.1.0"

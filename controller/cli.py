@@ -1,0 +1,200 @@
+"""The `dpctl` command line. Only this module prints; the library returns data or raises."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from controller.errors import DpctlError
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.intent import intent_schema, load_intent
+from controller.outputs.bom import bill_of_materials
+from controller.outputs.generate import generate as write_outputs
+from controller.sizing import Sizing, servers_from_gpus, size_fabric, sizing_table
+
+app = typer.Typer(
+    name="dpctl",
+    help="Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# Tables stay readable when piped (rich would squeeze them to 80 columns).
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, soft_wrap=True)
+
+DEFAULT_FABRIC = Path("inventory/fabric.yaml")
+FabricOpt = Annotated[Path, typer.Option("--fabric", "-f", help="Fabric intent file.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def fail(exc: DpctlError, as_json: bool) -> NoReturn:
+    """Name the field or device and the reason, exit non-zero; never a traceback."""
+    if as_json:
+        print(json.dumps({"ok": False, "error": exc.to_dict()}))
+    err.print(
+        f"[bold red]error[/]: {exc.where}: {exc.reason}" if exc.where else f"error: {exc.reason}",
+        markup=True,
+        highlight=False,
+    )
+    raise typer.Exit(code=2)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def load_fabric(path: Path) -> Fabric:
+    return build_fabric(load_intent(path))
+
+
+PLAN_COLUMNS = (
+    ("gpus", "GPUs"),
+    ("servers", "Servers"),
+    ("leaves", "Leaves"),
+    ("spines", "Spines"),
+    ("links_per_leaf_spine_pair", "Links/pair"),
+    ("groups", "Groups"),
+    ("rails_per_leaf", "Rails/leaf"),
+    ("leaves_per_plane", "Leaves/plane"),
+    ("spines_per_plane", "Spines/plane"),
+    ("spare_ports_per_spine", "Spare/spine"),
+)
+
+
+def sizing_json(s: Sizing) -> dict[str, Any]:
+    return s.to_dict()
+
+
+def plan_table(rows: list[Sizing], title: str) -> Table:
+    table = Table(
+        title=title,
+        caption="Leaves and spines count both planes; Links/pair is "
+        "leaf-spine links per pair (uplink speed).",
+    )
+    for _, header in PLAN_COLUMNS:
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in rows:
+        data = row.to_dict()
+        table.add_row(
+            *(
+                f"{data[key]:,}" if isinstance(data[key], int) else str(data[key])
+                for key, _ in PLAN_COLUMNS
+            )
+        )
+    return table
+
+
+@app.command()
+def plan(
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Switch model for leaves and spines.")
+    ] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", help="Total GPUs in the cluster.")] = None,
+    gpus_per_server: Annotated[
+        int, typer.Option("--gpus-per-server", help="GPUs (rails) per server.")
+    ] = 8,
+    table: Annotated[bool, typer.Option("--table", help="The model's whole sizing table.")] = False,
+    fabric: Annotated[
+        Path | None, typer.Option("--fabric", "-f", help="Size this intent file instead.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Size a dual-plane fabric by the rail rules (leaves, spines, links per leaf-spine pair)."""
+    try:
+        if fabric is not None:
+            built = load_fabric(fabric)
+            rows, title = (
+                [built.sizing],
+                f"{built.intent.name}: {built.sizing.leaf_model} leaves, "
+                f"{built.sizing.spine_model} spines",
+            )
+            bom = [
+                {"category": b.category, "item": b.item, "count": b.count}
+                for b in bill_of_materials(built)
+            ]
+        elif model is None:
+            raise DpctlError("--model", "give --model (with --gpus or --table) or --fabric")
+        elif table:
+            rows, title, bom = (
+                sizing_table(model, gpus_per_server),
+                f"{model} dual-plane sizing",
+                [],
+            )
+        elif gpus is None:
+            raise DpctlError("--gpus", "give the cluster size with --gpus N (or --table)")
+        else:
+            servers = servers_from_gpus(gpus, gpus_per_server, "--gpus")
+            rows = [size_fabric(model, model, servers, gpus_per_server, "--gpus")]
+            title, bom = f"{model} dual-plane fabric", []
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        if table:
+            print_json({"model": model, "rows": [sizing_json(r) for r in rows]})
+        else:
+            print_json({**sizing_json(rows[0]), **({"bom": bom} if fabric else {})})
+        return
+    out.print(plan_table(rows, title))
+    if bom:
+        bom_table = Table(title="Bill of materials")
+        for col in ("Category", "Item", "Count"):
+            bom_table.add_column(col, justify="right" if col == "Count" else "left")
+        for line in bom:
+            bom_table.add_row(str(line["category"]), str(line["item"]), f"{line['count']:,}")
+        out.print(bom_table)
+
+
+@app.command()
+def generate(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Output folder (default: inventory/generated/<fabric name>)."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Generate the Nornir inventory, cabling plan, bill of materials and fabric facts."""
+    try:
+        built = load_fabric(fabric)
+        target = out_dir or Path("inventory/generated") / built.intent.name
+        written = write_outputs(built, target)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    summary = {
+        "ok": True,
+        "fabric": built.intent.name,
+        "out": str(target),
+        "files": [str(p) for p in written],
+        "switches": len(built.switches),
+        "servers": len(built.servers),
+        "cables": len(built.links),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"[green]generated[/] {built.intent.name}: {len(built.switches)} switches, "
+        f"{len(built.servers)} servers, {len(built.links):,} cables -> {target}/"
+    )
+    for path in written:
+        out.print(f"  {path}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the fabric intent."""
+    print_json(intent_schema())
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()

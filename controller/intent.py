@@ -1,0 +1,236 @@
+"""The fabric intent: one short YAML file from which everything else follows.
+
+Schema first (pydantic v2, extra keys forbidden): a typo in a key is an error, never a
+silently ignored line. Credentials are references (environment variable names, key file
+paths); a secret written into the intent is refused.
+"""
+
+from __future__ import annotations
+
+import string
+from ipaddress import IPv4Network
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from controller.errors import IntentError
+
+DualLeafMode = Literal["dual-arp", "evpn-mh"]
+PlatformName = Literal["asternos", "sonic", "frr"]
+LoadBalancingMode = Literal["ars", "wcmp", "pbr", "spray", "ecmp"]
+IncastLevel = Literal["low", "medium", "high"]
+Asn = Annotated[int, Field(ge=1, le=4_294_967_294)]
+MacAddress = Annotated[str, Field(pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")]
+
+
+def _parse_network(value: Any) -> Any:
+    """Give ipaddress's own reason (host bits set, bad octet) instead of a generic one."""
+    if isinstance(value, str):
+        try:
+            return IPv4Network(value, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not a valid IPv4 network: {exc}") from None
+    return value
+
+
+Pool = Annotated[IPv4Network, BeforeValidator(_parse_network)]
+
+NAME_FIELDS = {
+    "leaf": {"plane", "group", "leaf"},
+    "spine": {"plane", "spine"},
+    "server": {"server", "group"},
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SwitchModels(_Strict):
+    leaf: str = Field(description="Catalog model of every leaf, e.g. CX864E-N")
+    spine: str = Field(description="Catalog model of every spine")
+
+
+class Plane(_Strict):
+    id: Literal[1, 2]
+    description: str = ""
+
+
+class Addressing(_Strict):
+    loopbacks: Pool = Field(description="Pool for switch loopbacks (router id, VTEP)")
+    rail_subnets: Pool = Field(description="Pool cut into one subnet per (group, rail)")
+    management: Pool = Field(description="Out-of-band management: switches, then servers")
+    rail_prefixlen: int | None = Field(
+        default=None,
+        ge=8,
+        le=30,
+        description="Prefix length per rail subnet (default: smallest fit)",
+    )
+    anycast_gateway_mac: MacAddress = "02:dc:00:00:00:01"
+
+
+class AsnScheme(_Strict):
+    spine: Asn = Field(default=65000, description="Spines of plane p use spine + p - 1")
+    leaf_start: Asn = Field(default=65100, description="Leaves get leaf_start, +1, ... fabric-wide")
+
+
+class Roce(_Strict):
+    enabled: bool = True
+    cable_length_m: int = Field(default=5, ge=1, le=40000)
+    incast: IncastLevel = "medium"
+    mode: Literal["lossless", "lossy"] = "lossless"
+
+
+class LoadBalancing(_Strict):
+    mode: LoadBalancingMode = "ecmp"
+    spray_algorithm: Literal["random", "round-robin"] = "random"
+
+
+class Credentials(_Strict):
+    """References only: where the secret lives, never the secret."""
+
+    username: str = "admin"
+    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    ssh_key_file: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_secrets(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("password", "secret", "private_key", "token"):
+                if key in data:
+                    raise ValueError(
+                        f"'{key}' holds a secret; secrets never go in the intent: name an "
+                        "environment variable with password_env or a key file with ssh_key_file"
+                    )
+        return data
+
+
+class Naming(_Strict):
+    leaf: str = "p{plane}-g{group}-leaf{leaf}"
+    spine: str = "p{plane}-spine{spine}"
+    server: str = "srv{server:04d}"
+
+    @field_validator("leaf", "spine", "server")
+    @classmethod
+    def _known_fields(cls, pattern: str, info: ValidationInfo) -> str:
+        kind = str(info.field_name)
+        allowed = NAME_FIELDS[kind]
+        try:
+            used = {f for _, f, _, _ in string.Formatter().parse(pattern) if f}
+        except ValueError as exc:
+            raise ValueError(f"pattern {pattern!r} is not a valid format string ({exc})") from None
+        unknown = used - allowed
+        if unknown:
+            raise ValueError(
+                f"pattern {pattern!r} uses unknown field(s) {sorted(unknown)}; "
+                f"allowed: {sorted(allowed)}"
+            )
+        return pattern
+
+
+class FabricIntent(_Strict):
+    """A dual-plane, rail-optimized GPU back-end fabric."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Fabric name")
+    platform: PlatformName
+    switches: SwitchModels
+    servers: int | None = Field(default=None, ge=1, description="GPU servers (or give gpus)")
+    gpus: int | None = Field(default=None, ge=1, description="Total GPUs (or give servers)")
+    gpus_per_server: int = Field(default=8, ge=1, le=64)
+    planes: tuple[Plane, Plane] = (Plane(id=1), Plane(id=2))
+    dual_leaf_mode: DualLeafMode
+    cross_plane_protection: bool = Field(
+        default=False, description="Backup path between the two leaves of a pair (AUX link)"
+    )
+    addressing: Addressing
+    asn: AsnScheme = AsnScheme()
+    roce: Roce = Roce()
+    load_balancing: LoadBalancing = LoadBalancing()
+    credentials: Credentials = Credentials()
+    naming: Naming = Naming()
+    mtu: int = Field(default=9216, ge=1500, le=9216)
+    bfd: bool = True
+    vni_base: int = Field(default=10000, ge=1, le=16_000_000)
+    vlan_base: int = Field(default=1000, ge=2, le=3000)
+
+    @field_validator("planes")
+    @classmethod
+    def _two_planes(cls, planes: tuple[Plane, Plane]) -> tuple[Plane, Plane]:
+        if sorted(p.id for p in planes) != [1, 2]:
+            raise ValueError("a dual-plane fabric has exactly planes 1 and 2")
+        return planes
+
+    @model_validator(mode="after")
+    def _gpu_count(self) -> FabricIntent:
+        if self.servers is None and self.gpus is None:
+            raise ValueError("give the cluster size as servers or gpus")
+        return self
+
+
+def _no_duplicate_keys(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+class _IntentLoader(yaml.SafeLoader):
+    pass
+
+
+_IntentLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicate_keys)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(top level)"
+
+
+def intent_from_data(data: Any, source: str = "intent") -> FabricIntent:
+    if not isinstance(data, dict):
+        raise IntentError(source, "the intent must be a YAML mapping of fields")
+    try:
+        return FabricIntent.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            (_field_path(e["loc"]), e["msg"].removeprefix("Value error, ")) for e in exc.errors()
+        ]
+        where, reason = problems[0]
+        more = "".join(f"\n  {field}: {msg}" for field, msg in problems[1:])
+        raise IntentError(where, reason + more) from None
+
+
+def load_intent(path: Path) -> FabricIntent:
+    """Read and validate an intent file; any problem is an IntentError naming the field."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise IntentError(str(path), f"cannot read the intent file ({exc.strerror})") from None
+    try:
+        data = yaml.load(text, Loader=_IntentLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise IntentError(where, f"not valid YAML: {reason}") from None
+    return intent_from_data(data, str(path))
+
+
+def intent_schema() -> dict[str, Any]:
+    return FabricIntent.model_json_schema()

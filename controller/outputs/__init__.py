@@ -1,0 +1,1 @@
+"""Outputs of `dpctl generate`: each a pure function fabric -> bytes, written together."""
