@@ -1,0 +1,48 @@
+"""Lab runtime: namespaces + veth cables + FRR + sshd per node, in a QEMU guest if needed.
+
+Public API::
+
+    state = up(topology, state_dir, prefix="dpl-")
+    with LabSession.open(state_dir) as s:
+        s.run("leaf1", "vtysh -c 'show version'")
+        s.wait_bgp_established("leaf1", 2, timeout=60)
+        run_probe(s, "srv1", "srv2", "10.0.2.2")
+    status(state_dir); down(state_dir)
+"""
+
+from controller.lab.errors import (
+    GuestBootError,
+    LabCommandError,
+    LabError,
+    LabSetupError,
+    LabStateError,
+    LabTimeoutError,
+    LabTopologyError,
+)
+from controller.lab.probe import run_probe
+from controller.lab.runtime import DEFAULT_PREFIX, down, status, up
+from controller.lab.session import LabSession
+from controller.lab.state import LabState, NodeState, load_state
+from controller.lab.topology import LabCable, LabNode, LabTopology
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "GuestBootError",
+    "LabCable",
+    "LabCommandError",
+    "LabError",
+    "LabNode",
+    "LabSession",
+    "LabSetupError",
+    "LabState",
+    "LabStateError",
+    "LabTimeoutError",
+    "LabTopology",
+    "LabTopologyError",
+    "NodeState",
+    "down",
+    "load_state",
+    "run_probe",
+    "status",
+    "up",
+]

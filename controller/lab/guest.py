@@ -1,0 +1,239 @@
+"""The QEMU (TCG) guest that hosts the lab when the host kernel lacks bonding/VLAN/VRF."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import paramiko
+
+from controller.lab.errors import GuestBootError
+from controller.lab.kernel import GuestKernel, kvm_usable, require_tools
+from controller.lab.keys import known_hosts_line, write_keypair, write_private
+
+QEMU = "qemu-system-x86_64"
+GUEST_ADDR = "10.0.2.15"
+GUEST_SSHD_CONFIG = """\
+ListenAddress {addr}
+HostKey /run/dpl/state/guest/host_key
+AuthorizedKeysFile /run/dpl/state/guest/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+AllowTcpForwarding yes
+MaxSessions 256
+MaxStartups 256:30:512
+PidFile /run/dpl/guest-sshd.pid
+Subsystem sftp internal-sftp
+"""
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1 (QEMU binds it right after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def prepare_guest_files(state_dir: Path, client_pubkey: str) -> str:
+    """Write the guest sshd config, host key and authorized_keys; return the host pubkey."""
+    gdir = state_dir / "guest"
+    gdir.mkdir(mode=0o700, exist_ok=True)
+    host_pub = write_keypair(gdir / "host_key")
+    write_private(gdir / "authorized_keys", client_pubkey + "\n")
+    write_private(gdir / "sshd_config", GUEST_SSHD_CONFIG.format(addr=GUEST_ADDR), 0o644)
+    return host_pub
+
+
+def qemu_command(
+    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int, cpus: int
+) -> list[str]:
+    """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only."""
+    accel = "kvm" if kvm_usable() else "tcg"
+    append = f"console=ttyS0 panic=-1 quiet mitigations=off tsc=reliable dplstate={state_dir}"
+    return [
+        QEMU,
+        "-accel",
+        accel,
+        "-machine",
+        "pc",
+        "-cpu",
+        "max",
+        "-m",
+        str(memory_mb),
+        "-smp",
+        str(cpus),
+        "-nodefaults",
+        "-no-user-config",
+        "-display",
+        "none",
+        "-no-reboot",
+        "-name",
+        f"dpl-guest,process=dpl-guest-{port}",
+        "-kernel",
+        str(kernel.vmlinux),
+        "-initrd",
+        str(kernel.initramfs),
+        "-append",
+        append,
+        "-virtfs",
+        "local,path=/,mount_tag=root,readonly=on,security_model=none,multidevs=remap",
+        "-netdev",
+        f"user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:22",
+        "-device",
+        "virtio-net-pci,netdev=n0",
+        "-serial",
+        f"file:{state_dir / 'guest' / 'console.log'}",
+    ]
+
+
+def start_guest(
+    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int = 2048, cpus: int = 2
+) -> int:
+    """Launch QEMU detached (own session) and return its PID."""
+    require_tools(QEMU)
+    cmd = qemu_command(kernel, state_dir, port, memory_mb, cpus)
+    log = open(state_dir / "guest" / "qemu.log", "wb")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        log.close()
+    (state_dir / "guest" / "qemu.pid").write_text(f"{proc.pid}\n")
+    return proc.pid
+
+
+def wait_guest_ssh(
+    pid: int, port: int, key_path: Path, known_hosts: Path, timeout: float
+) -> paramiko.SSHClient:
+    """Poll until the guest's sshd accepts our key; fail early if QEMU died."""
+    deadline = time.monotonic() + timeout
+    last = "no attempt"
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            raise GuestBootError(f"QEMU (pid {pid}) exited during boot")
+        if not _banner(port):
+            time.sleep(0.5)
+            continue
+        try:
+            return connect_guest(port, key_path, known_hosts, timeout=5.0)
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        time.sleep(0.5)
+    raise GuestBootError(
+        f"guest sshd not answering on 127.0.0.1:{port} after {timeout:.0f}s ({last})"
+    )
+
+
+def _banner(port: int) -> bool:
+    """True once the guest's sshd sends its banner (slirp accepts then drops before)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2.0) as sock:
+            sock.settimeout(3.0)
+            return sock.recv(8).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def connect_guest(
+    port: int, key_path: Path, known_hosts: Path, timeout: float = 10.0
+) -> paramiko.SSHClient:
+    """An SSH client logged in to the guest (host key checked against ``known_hosts``)."""
+    client = paramiko.SSHClient()
+    client.load_host_keys(str(known_hosts))
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    try:
+        client.connect(
+            "127.0.0.1",
+            port=port,
+            username="root",
+            key_filename=str(key_path),
+            timeout=timeout,
+            banner_timeout=timeout,
+            auth_timeout=timeout,
+            allow_agent=False,
+            look_for_keys=False,
+        )
+    except BaseException:
+        client.close()
+        raise
+    transport = client.get_transport()
+    if transport is not None:
+        transport.set_keepalive(15)
+    return client
+
+
+def guest_known_hosts_line(port: int, host_pub: str) -> str:
+    return known_hosts_line("127.0.0.1", port, host_pub)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+
+
+def is_our_qemu(pid: int, state_dir: Path) -> bool:
+    """Guard against PID reuse: the process must be QEMU started for this state dir."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return (
+        bool(argv)
+        and argv[0].endswith(QEMU.encode())
+        and f"dplstate={state_dir}".encode() in b" ".join(argv)
+    )
+
+
+def stop_guest(pid: int, state_dir: Path, timeout: float = 10.0) -> bool:
+    """SIGTERM then SIGKILL our QEMU; the lab lives in guest RAM, so this removes it all."""
+    if not is_our_qemu(pid, state_dir):
+        return False
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return True
+        _reap(pid)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            _reap(pid)
+            if not pid_alive(pid):
+                return True
+            time.sleep(0.1)
+    return not pid_alive(pid)
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if QEMU is our child (same process that ran up())."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

@@ -1,0 +1,253 @@
+"""Shell scripts that build, inspect and remove a lab (one script per step).
+
+The same scripts run inside the QEMU guest (over SSH, ``sh -s``) or on a capable host.
+Every exec costs ~65 ms under TCG, so links are made with ``ip -batch`` and per-node
+work runs in parallel background jobs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from controller.lab.topology import (
+    LabNode,
+    LabTopology,
+    mgmt_addresses,
+    mgmt_bridge,
+    mgmt_host_ifname,
+    namespace,
+)
+
+FRRINIT = "/usr/lib/frr/frrinit.sh"
+NEIGH_THRESH = {1: 4096, 2: 16384, 3: 32768}
+NODE_SSHD_CONFIG = """\
+AuthorizedKeysFile {run}/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+AllowTcpForwarding yes
+MaxSessions 64
+MaxStartups 64:30:128
+Subsystem sftp internal-sftp
+"""
+FRR_DAEMONS = """\
+bgpd=yes
+bfdd=yes
+vtysh_enable=yes
+zebra_options="  -A 127.0.0.1 -s 90000000"
+bgpd_options="   -A 127.0.0.1"
+staticd_options="-A 127.0.0.1"
+bfdd_options="   -A 127.0.0.1"
+watchfrr_options="--netns"
+"""
+VTYSH_CONF = "service integrated-vtysh-config\n"
+
+
+def q(value: str) -> str:
+    return shlex.quote(value)
+
+
+def run_dir(prefix: str) -> str:
+    """Per-lab runtime directory (tmpfs in the guest)."""
+    return f"/run/{prefix}lab"
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    """Everything the build script needs besides the topology."""
+
+    topo: LabTopology
+    prefix: str
+    state_path: str  # the lab state dir as seen by the script's machine
+    lldpd: bool = True
+
+
+def heredoc(path: str, body: str, mode: str = "644") -> str:
+    """A ``cat > path`` heredoc followed by chmod (body must not contain the marker)."""
+    return f"cat > {q(path)} <<'DPL_EOF'\n{body}DPL_EOF\nchmod {mode} {q(path)}\n"
+
+
+def build_script(plan: BuildPlan) -> str:
+    """Namespaces, cables, mgmt network, then FRR/sshd/lldpd per node in parallel."""
+    parts = [
+        "set -eu\n",
+        _root_prep(plan),
+        _root_batch(plan),
+        *(_node_prep(plan, n) for n in plan.topo.nodes),
+        *(_node_start(plan, n) for n in plan.topo.nodes),
+        "wait\n",
+    ]
+    return "".join(parts)
+
+
+def _root_prep(plan: BuildPlan) -> str:
+    run = run_dir(plan.prefix)
+    lines = [f"mkdir -p {run}/keys {run}/log /run/frr /run/netns /run/sshd /run/lldpd"]
+    lines += [
+        f"echo {v} > /proc/sys/net/{af}/neigh/default/gc_thresh{t}"
+        for t, v in NEIGH_THRESH.items()
+        for af in ("ipv4", "ipv6")
+    ]
+    lines.append(f"cp {q(plan.state_path)}/guest/authorized_keys {run}/authorized_keys")
+    lines.append(f"chmod 600 {run}/authorized_keys")
+    for n in plan.topo.nodes:
+        key = f"{run}/keys/{n.name}"
+        lines.append(f"cp {q(plan.state_path)}/nodes/{n.name}.key {key} && chmod 600 {key}")
+    lines.append("[ -e /run/lldpd.socket ] || touch /run/lldpd.socket")
+    return "\n".join(lines) + "\n" + heredoc(f"{run}/sshd_config", NODE_SSHD_CONFIG.format(run=run))
+
+
+def _root_batch(plan: BuildPlan) -> str:
+    """Namespaces, mgmt bridge + veths and cable veths in one ``ip -batch``."""
+    topo, prefix = plan.topo, plan.prefix
+    bridge_ip, _, plen = mgmt_addresses(topo)
+    br = mgmt_bridge(prefix)
+    cmds = [f"netns add {namespace(prefix, n.name)}" for n in topo.nodes]
+    cmds += [
+        f"link add {br} type bridge",
+        f"addr add {bridge_ip}/{plen} dev {br}",
+        f"link set {br} up",
+    ]
+    for i, n in enumerate(topo.nodes):
+        host_if = mgmt_host_ifname(prefix, i)
+        cmds += [
+            f"link add mgmt0 netns {namespace(prefix, n.name)} type veth peer name {host_if}",
+            f"link set {host_if} master {br}",
+            f"link set {host_if} up",
+        ]
+    for c in topo.cables:
+        cmds.append(
+            f"link add {c.a_port} netns {namespace(prefix, c.a_node)} type veth "
+            f"peer name {c.z_port} netns {namespace(prefix, c.z_node)}"
+        )
+    path = f"{run_dir(prefix)}/root.ip"
+    return heredoc(path, "\n".join(cmds) + "\n") + f"ip -batch {path}\n"
+
+
+def _cabled_ports(topo: LabTopology) -> set[tuple[str, str]]:
+    ends = {(c.a_node, c.a_port) for c in topo.cables}
+    return ends | {(c.z_node, c.z_port) for c in topo.cables}
+
+
+def _node_prep(plan: BuildPlan, node: LabNode) -> str:
+    """Per-node ip batch (links up, mgmt address, uncabled ports as dummies) + FRR dirs."""
+    topo, prefix = plan.topo, plan.prefix
+    run, ns = run_dir(prefix), namespace(prefix, node.name)
+    _, addrs, plen = mgmt_addresses(topo)
+    cabled = _cabled_ports(topo)
+    cmds = ["link set lo up", f"addr add {addrs[node.name]}/{plen} dev mgmt0", "link set mgmt0 up"]
+    for port in node.ports:
+        if (node.name, port) in cabled:
+            cmds.append(f"link set {port} up")
+        else:
+            cmds.append(f"link add {port} type dummy")  # an unplugged port: exists, down
+    sysctls = ["echo 2 > /proc/sys/net/ipv4/conf/all/arp_announce"]
+    if node.kind == "switch":
+        sysctls += [
+            "echo 1 > /proc/sys/net/ipv4/ip_forward",
+            "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding",
+        ]
+    batch = f"{run}/{node.name}.ip"
+    out = heredoc(batch, "\n".join(cmds) + "\n")
+    inner = "; ".join([*sysctls, f"ip -batch {batch}"])
+    out += f"ip netns exec {ns} sh -c {q(inner)}\n"
+    if node.kind == "switch":
+        out += _frr_dirs(ns)
+    return out
+
+
+def _frr_dirs(ns: str) -> str:
+    etc, var = f"/etc/frr/{ns}", f"/run/frr/{ns}"
+    return (
+        f"rm -rf {etc}\nmkdir -p {etc} {var}\n"
+        + heredoc(f"{etc}/daemons", FRR_DAEMONS, "640")
+        + heredoc(f"{etc}/vtysh.conf", VTYSH_CONF, "640")
+        + f": > {etc}/frr.conf\nchmod 640 {etc}/frr.conf\n"
+        f"chown -R frr:frr {etc} {var}\n"
+    )
+
+
+def _node_start(plan: BuildPlan, node: LabNode) -> str:
+    """Background jobs: FRR (switch), then lldpd+sshd in the node's namespace.
+
+    FRR and sshd start under ``unshare -u`` with the node's hostname (peers and
+    prompts see it); sshd gets private bind mounts so a plain ``vtysh`` reaches
+    this node's FRR and ``lldpcli`` this node's lldpd.
+    """
+    run, ns, name = run_dir(plan.prefix), namespace(plan.prefix, node.name), node.name
+    _, addrs, _ = mgmt_addresses(plan.topo)
+    log = f"{run}/log/{name}"
+    out = ""
+    if node.kind == "switch":
+        frr = f"hostname {name}; exec {FRRINIT} start {ns}"
+        out += f"unshare -u sh -c {q(frr)} > {log}-frr.log 2>&1 &\n"
+    steps = [f"hostname {name}"]
+    if node.kind == "switch":
+        steps += [f"mount --bind /etc/frr/{ns} /etc/frr", f"mount --bind /run/frr/{ns} /run/frr"]
+        if plan.lldpd:
+            sock = f"{run}/{name}.lldpd.sock"
+            steps += [
+                f"lldpd -u {sock} -I 'swp*,eth*,aux*,nic*' -M 4 -S {q('dpctl lab ' + node.role)}",
+                f"i=0; while [ ! -S {sock} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done",
+                f"mount --bind {sock} /run/lldpd.socket",
+            ]
+    steps.append(
+        f"exec /usr/sbin/sshd -f {run}/sshd_config -h {run}/keys/{name} "
+        f"-o ListenAddress={addrs[name]} -o PidFile={run}/{name}.sshd.pid "
+        f"-E {log}-sshd.log"
+    )
+    inner = "; ".join(steps)
+    out += f"ip netns exec {ns} unshare -u sh -c {q(inner)} > {log}-start.log 2>&1 &\n"
+    return out
+
+
+def status_script(nodes: list[tuple[str, str, bool]], prefix: str) -> str:
+    """Print ``name ns sshd frr`` (1/0) per node; ``nodes`` is (name, ns, is_switch)."""
+    run = run_dir(prefix)
+    lines = ['alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }']
+    for name, ns, is_switch in nodes:
+        frr = (
+            f"alive /run/frr/{ns}/watchfrr.pid && alive /run/frr/{ns}/bgpd.pid && f=1"
+            if is_switch
+            else "f=-"
+        )
+        lines.append(
+            f"n=0; s=0; f=0; [ -e /run/netns/{ns} ] && n=1; "
+            f"alive {run}/{name}.sshd.pid && s=1; {frr}; echo {name} $n $s $f"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def teardown_script(prefix: str, namespaces: list[str]) -> str:
+    """Remove a lab built on this machine: kill processes inside our namespaces only."""
+    run = run_dir(prefix)
+    nss = " ".join(q(n) for n in namespaces)
+    return f"""set -u
+for ns in {nss}; do
+  [ -e /run/netns/$ns ] || continue
+  pids=$(ip netns pids $ns)
+  [ -n "$pids" ] && kill $pids 2>/dev/null
+done
+for i in $(seq 50); do
+  left=""
+  for ns in {nss}; do [ -e /run/netns/$ns ] && left="$left$(ip netns pids $ns)"; done
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+for ns in {nss}; do
+  [ -e /run/netns/$ns ] || continue
+  pids=$(ip netns pids $ns)
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+  ip netns del $ns
+  rm -rf /etc/frr/$ns /run/frr/$ns
+done
+ip link del {mgmt_bridge(prefix)} 2>/dev/null
+rm -rf {run}
+exit 0
+"""

@@ -1,0 +1,83 @@
+"""The lab's JSON state file (``<state_dir>/lab.json``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from controller.lab.errors import LabStateError
+
+STATE_FILE = "lab.json"
+Mode = Literal["guest", "native"]
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """Where a node lives and how to reach it."""
+
+    kind: str
+    role: str
+    plane: int | None
+    namespace: str
+    mgmt_ip: str
+
+
+@dataclass
+class LabState:
+    """Serialisable description of a running lab."""
+
+    name: str
+    prefix: str
+    mode: Mode
+    state_dir: str
+    mgmt_subnet: str
+    mgmt_bridge_ip: str
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+    guest_pid: int | None = None
+    guest_port: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.state_dir)
+
+    @property
+    def key_path(self) -> Path:
+        return self.path / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.path / "known_hosts"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def save(self) -> None:
+        tmp = self.path / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, self.path / STATE_FILE)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LabState:
+        try:
+            nodes = {k: NodeState(**v) for k, v in data.pop("nodes").items()}
+            return cls(nodes=nodes, **data)
+        except (KeyError, TypeError) as exc:
+            raise LabStateError(f"malformed lab state: {exc}") from exc
+
+
+def load_state(state_dir: Path) -> LabState:
+    """Read ``lab.json``; raise :class:`LabStateError` when absent or broken."""
+    path = state_dir / STATE_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LabStateError(f"no lab state in {state_dir}") from None
+    except (OSError, ValueError) as exc:
+        raise LabStateError(f"unreadable lab state {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise LabStateError(f"malformed lab state {path}")
+    return LabState.from_json(data)
