@@ -1,0 +1,158 @@
+"""End to end: guest/native lab up, hand-pushed BGP unnumbered, bond, probe, down."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.lab import (
+    LabCable,
+    LabNode,
+    LabSession,
+    LabSetupError,
+    LabState,
+    LabTopology,
+    down,
+    kernel,
+    run_probe,
+    status,
+    up,
+)
+
+PREFIX = "dpa-"  # this suite's namespace/process prefix
+pytestmark = pytest.mark.lab
+
+TOPO = LabTopology(
+    name="itest",
+    mgmt_subnet="172.30.0.0/24",
+    nodes=(
+        LabNode("spine1", "switch", "spine", 1, ("swp1", "swp2")),
+        LabNode("leaf1", "switch", "leaf", 1, ("swp1", "swp2")),
+        LabNode("leaf2", "switch", "leaf", 1, ("swp1", "swp2")),
+        LabNode("srv1", "server", "server", None, ("nic1p1",)),
+        LabNode("srv2", "server", "server", None, ("nic1p1",)),
+    ),
+    cables=(
+        LabCable("leaf1", "swp1", "spine1", "swp1"),
+        LabCable("leaf2", "swp1", "spine1", "swp2"),
+        LabCable("leaf1", "swp2", "srv1", "nic1p1"),
+        LabCable("leaf2", "swp2", "srv2", "nic1p1"),
+    ),
+)
+# node -> (ASN, fabric ports, server-facing port, server subnet gateway)
+BGP = {
+    "spine1": (65000, ("swp1", "swp2"), None, None),
+    "leaf1": (65101, ("swp1",), "swp2", "10.11.0.1/24"),
+    "leaf2": (65102, ("swp1",), "swp2", "10.12.0.1/24"),
+}
+SERVERS = {"srv1": ("10.11.0.2/24", "10.11.0.1"), "srv2": ("10.12.0.2/24", "10.12.0.1")}
+
+
+def _require_lab_prereqs() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    if kernel.host_is_capable(PREFIX):
+        return
+    try:
+        kernel.guest_kernel()
+        kernel.require_tools("qemu-system-x86_64", "/usr/lib/frr/frrinit.sh", "/usr/sbin/sshd")
+    except LabSetupError as exc:
+        pytest.skip(f"lab prerequisites missing ({exc}); run controller/lab/setup.sh")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+    _require_lab_prereqs()
+    state_dir = tmp_path_factory.mktemp("lab") / "state"
+    try:
+        yield up(TOPO, state_dir, prefix=PREFIX)
+    finally:
+        down(state_dir, prefix=PREFIX)
+
+
+def bgp_config(node: str) -> list[str]:
+    asn, fabric, host_port, gateway = BGP[node]
+    cmds = ["configure terminal", "frr defaults datacenter"]
+    if host_port and gateway:
+        cmds += [f"interface {host_port}", f"ip address {gateway}", "exit"]
+    cmds += [
+        f"router bgp {asn}",
+        f"bgp router-id 10.0.0.{asn % 100}",
+        "no bgp ebgp-requires-policy",
+        "bgp bestpath as-path multipath-relax",
+        "neighbor FABRIC peer-group",
+        "neighbor FABRIC remote-as external",
+    ]
+    cmds += [f"neighbor {port} interface peer-group FABRIC" for port in fabric]
+    if gateway:
+        net = gateway.split("/")[0].rsplit(".", 1)[0] + ".0/24"
+        cmds += ["address-family ipv4 unicast", f"network {net}", "exit-address-family"]
+    return [*cmds, "end"]
+
+
+def wait_route(session: LabSession, node: str, prefix: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rc, out, _ = session.run(node, f"ip route show {prefix}")
+        if rc == 0 and out.strip():
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{node}: no route to {prefix} after {timeout}s")
+
+
+def test_lab_end_to_end(lab: LabState) -> None:
+    state_dir = Path(lab.state_dir)
+    st = status(state_dir)
+    assert all(n["running"] for n in st["nodes"].values()), st
+    assert st["nodes"]["leaf1"]["role"] == "leaf" and st["nodes"]["leaf1"]["plane"] == 1
+
+    with LabSession.open(state_dir) as s:
+        # factory state: FRR runs, with no BGP configured yet; the hostname is the node's
+        assert "router bgp" not in s.vtysh("leaf1", "show running-config")
+        assert s.check("leaf1", "hostname").strip() == "leaf1"
+
+        for node in BGP:
+            s.vtysh(node, *bgp_config(node))
+        for name, (addr, gw) in SERVERS.items():
+            s.check(name, f"ip addr add {addr} dev nic1p1 && ip route add 10.0.0.0/8 via {gw}")
+
+        assert s.wait_bgp_established("spine1", 2, timeout=90) == {"swp1", "swp2"}
+        s.wait_bgp_established("leaf1", 1, timeout=30)
+        s.wait_bgp_established("leaf2", 1, timeout=30)
+        wait_route(s, "leaf1", "10.12.0.0/24")
+        wait_route(s, "leaf2", "10.11.0.0/24")
+
+        # the lab kernel has bonding (802.3ad), 802.1Q and VRF
+        s.check(
+            "srv1",
+            "ip link add bond0 type bond mode 802.3ad && ip link add link bond0 name bond0.10 "
+            "type vlan id 10 && ip link add vrf1 type vrf table 10",
+        )
+        assert "802.3ad" in s.check("srv1", "cat /sys/class/net/bond0/bonding/mode")
+
+        result = run_probe(s, "srv1", "srv2", "10.12.0.2", count=200, rate_pps=100.0)
+        assert result["sent"] == 200
+        assert result["received"] >= 198, result
+        assert result["lost"] == result["sent"] - result["received"]
+
+    down(state_dir)
+    assert_nothing_left(lab)
+
+
+def assert_nothing_left(lab: LabState) -> None:
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [line for line in netns.splitlines() if line.startswith(PREFIX)]
+    if lab.guest_pid:
+        assert not Path(f"/proc/{lab.guest_pid}").exists() or (
+            b"qemu" not in Path(f"/proc/{lab.guest_pid}/cmdline").read_bytes()
+        )
+    qemus = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
+    assert lab.state_dir not in qemus
+    mounts = Path("/proc/mounts").read_text()
+    assert lab.state_dir not in mounts and f"/{PREFIX}" not in mounts
+    assert not Path(lab.state_dir, "lab.json").exists()

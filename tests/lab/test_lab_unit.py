@@ -1,0 +1,145 @@
+"""Fast tests of the lab runtime's pure parts (no namespaces, no QEMU)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from controller.lab import (
+    LabCable,
+    LabNode,
+    LabTopology,
+    LabTopologyError,
+    down,
+    kernel,
+    probe_agent,
+    scripts,
+)
+from controller.lab.state import LabState, NodeState, load_state
+from controller.lab.topology import mgmt_addresses, validate
+
+TOPO = LabTopology(
+    name="unit",
+    mgmt_subnet="172.30.0.0/29",
+    nodes=(
+        LabNode("leaf1", "switch", "leaf", 1, ("swp1", "swp2", "swp9")),
+        LabNode("spine1", "switch", "spine", 1, ("swp1",)),
+        LabNode("srv1", "server", "server", None, ("nic1p1",)),
+    ),
+    cables=(
+        LabCable("leaf1", "swp1", "spine1", "swp1"),
+        LabCable("leaf1", "swp2", "srv1", "nic1p1"),
+    ),
+)
+
+
+def test_mgmt_addresses_bridge_first() -> None:
+    bridge, addrs, plen = mgmt_addresses(TOPO)
+    assert bridge == "172.30.0.1"
+    assert addrs == {"leaf1": "172.30.0.2", "spine1": "172.30.0.3", "srv1": "172.30.0.4"}
+    assert plen == 29
+
+
+@pytest.mark.parametrize(
+    ("topo", "message"),
+    [
+        (replace(TOPO, mgmt_subnet="172.30.0.0/30"), "too small"),
+        (replace(TOPO, cables=(*TOPO.cables, LabCable("leaf1", "swp1", "srv1", "x"))), "port"),
+        (replace(TOPO, nodes=(*TOPO.nodes, TOPO.nodes[0])), "duplicate"),
+        (
+            replace(TOPO, nodes=(LabNode("Leaf", "switch", "leaf", 1, ("swp1",)),)),
+            "bad node name",
+        ),
+        (
+            replace(TOPO, nodes=(LabNode("l", "switch", "leaf", 1, ("a-very-long-port-name",)),)),
+            "bad port",
+        ),
+        (replace(TOPO, nodes=(LabNode("l", "switch", "leaf", 1, ("mgmt0",)),)), "bad port"),
+    ],
+)
+def test_validate_rejects(topo: LabTopology, message: str) -> None:
+    with pytest.raises(LabTopologyError, match=message):
+        validate(topo, "dpa-")
+
+
+def test_validate_rejects_bad_prefix() -> None:
+    with pytest.raises(LabTopologyError, match="prefix"):
+        validate(TOPO, "Bad_")
+
+
+def test_build_script_batches_links_and_starts_daemons() -> None:
+    plan = scripts.BuildPlan(topo=TOPO, prefix="dpa-", state_path="/run/dpl/state")
+    text = scripts.build_script(plan)
+    assert "netns add dpa-leaf1" in text
+    assert "link add swp1 netns dpa-leaf1 type veth peer name swp1 netns dpa-spine1" in text
+    assert "link add nic1p1" not in text  # cabled: made as veth peer, not created alone
+    assert "link add swp9 type dummy" in text  # uncabled port exists, down
+    assert "frrinit.sh start dpa-leaf1" in text and "frrinit.sh start dpa-srv1" not in text
+    assert "unshare -u sh -c 'hostname leaf1" in text
+    assert "mount --bind /run/frr/dpa-leaf1 /run/frr" in text
+    assert "ListenAddress=172.30.0.4" in text  # servers get sshd too
+    assert "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding" in text
+    assert text.count("ip -batch") == 1 + len(TOPO.nodes)
+
+
+def test_frr_starts_empty() -> None:
+    text = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s"))
+    assert ": > /etc/frr/dpa-leaf1/frr.conf" in text
+    assert 'watchfrr_options="--netns"' in text
+
+
+def test_cpio_layout() -> None:
+    cpio = kernel._Cpio()
+    cpio.add_dir("bin")
+    cpio.add_file("init", b"#!/bin/sh\n", 0o755)
+    data = cpio.finish()
+    assert data.startswith(b"070701")
+    assert b"init\0" in data and data.rstrip(b"\0").endswith(b"TRAILER!!!")
+    assert len(data) % 4 == 0
+
+
+def test_state_roundtrip(tmp_path: Path) -> None:
+    state = LabState(
+        name="x",
+        prefix="dpa-",
+        mode="guest",
+        state_dir=str(tmp_path),
+        mgmt_subnet="172.30.0.0/24",
+        mgmt_bridge_ip="172.30.0.1",
+        nodes={"leaf1": NodeState("switch", "leaf", 1, "dpa-leaf1", "172.30.0.2")},
+        guest_pid=123,
+        guest_port=2222,
+    )
+    state.save()
+    assert load_state(tmp_path) == state
+    assert json.loads((tmp_path / "lab.json").read_text())["guest_port"] == 2222
+
+
+def test_down_is_idempotent_on_missing_state(tmp_path: Path) -> None:
+    sdir = tmp_path / "nothing-here"
+    report = down(sdir, prefix="dpa-unit-")
+    assert report == {"guest_stopped": [], "namespaces_removed": []}
+    assert down(sdir, prefix="dpa-unit-") == report
+
+
+def test_probe_agent_on_loopback() -> None:
+    """Sender and receiver of the probe, both on 127.0.0.1, bounded in count and time."""
+    result: dict[str, float] = {}
+    ready = threading.Event()
+
+    def receive() -> None:
+        result.update(probe_agent.recv("127.0.0.1", 45871, 50, 10.0, None))
+
+    thread = threading.Thread(target=receive)
+    thread.start()
+    ready.wait(0.3)
+    probe_agent.send("127.0.0.1", 45871, 50, 500.0)
+    thread.join(15)
+    assert result["sent"] == 50
+    assert result["received"] + result["lost"] == 50
+    assert result["received"] >= 45
+    assert result["max_gap_ms"] >= 0
