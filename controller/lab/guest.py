@@ -59,7 +59,7 @@ def qemu_command(
     kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int, cpus: int
 ) -> list[str]:
     """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only."""
-    accel = "kvm" if kvm_usable() else "tcg"
+    accel = "kvm" if kvm_usable() else "tcg,thread=multi"
     append = f"console=ttyS0 panic=-1 quiet mitigations=off tsc=reliable dplstate={state_dir}"
     return [
         QEMU,

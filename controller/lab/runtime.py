@@ -40,6 +40,7 @@ def up(
     boot_timeout: float = 180.0,
     ready_timeout: float = 120.0,
     lldpd: bool = True,
+    frr_daemons: tuple[str, ...] = scripts.DEFAULT_FRR_DAEMONS,
 ) -> LabState:
     """Build and start the lab; on any failure everything started is removed again.
 
@@ -57,7 +58,7 @@ def up(
         executor = _start_machine(state, topology, memory_mb, boot_timeout)
         state.timings["boot_s"] = round(time.monotonic() - t0, 2)
         with LabSession(state, executor) as session:
-            _build(state, topology, executor, lldpd)
+            _build(state, topology, executor, lldpd, frr_daemons)
             state.timings["build_s"] = round(time.monotonic() - t0, 2)
             _write_known_hosts(state, node_keys)
             session.wait_ssh(timeout=ready_timeout)
@@ -167,12 +168,15 @@ def _write_known_hosts(state: LabState, node_keys: dict[str, str]) -> None:
     state.known_hosts.write_text("".join(lines))
 
 
-def _build(state: LabState, topo: LabTopology, executor: Executor, lldpd: bool) -> None:
+def _build(
+    state: LabState, topo: LabTopology, executor: Executor, lldpd: bool, daemons: tuple[str, ...]
+) -> None:
     spath = GUEST_STATE_PATH if state.mode == "guest" else state.state_dir
-    plan = scripts.BuildPlan(topo=topo, prefix=state.prefix, state_path=spath, lldpd=lldpd)
+    plan = scripts.BuildPlan(topo, state.prefix, spath, lldpd=lldpd, frr_daemons=daemons)
     rc, out, err = executor.run_script(scripts.build_script(plan), timeout=600.0)
     if rc != 0:
         raise LabCommandError(f"lab build failed (rc {rc}): {err.strip()[-2000:]}", rc, out, err)
+    state.timings.update({f"build_{k}": v for k, v in scripts.parse_marks(out).items()})
 
 
 # -- status --------------------------------------------------------------------------

@@ -7,9 +7,12 @@ work runs in parallel background jobs.
 
 from __future__ import annotations
 
+import itertools
+import re
 import shlex
 from dataclasses import dataclass
 
+from controller.lab.errors import LabError
 from controller.lab.topology import (
     LabNode,
     LabTopology,
@@ -36,16 +39,23 @@ MaxSessions 64
 MaxStartups 64:30:128
 Subsystem sftp internal-sftp
 """
-FRR_DAEMONS = """\
-bgpd=yes
-bfdd=yes
-vtysh_enable=yes
-zebra_options="  -A 127.0.0.1 -s 90000000"
-bgpd_options="   -A 127.0.0.1"
-staticd_options="-A 127.0.0.1"
-bfdd_options="   -A 127.0.0.1"
-watchfrr_options="--netns"
-"""
+# FRR's init script always adds zebra and staticd; each extra daemon costs ~1 s of
+# guest CPU per switch at start under TCG.
+DEFAULT_FRR_DAEMONS = ("bgpd", "bfdd")
+
+
+def frr_daemons_file(daemons: tuple[str, ...]) -> str:
+    """The pathspace ``daemons`` file: only ``daemons`` enabled, watchfrr joins the netns."""
+    for d in daemons:
+        if not re.fullmatch(r"[a-z0-9]{2,10}d", d) or d in ("zebra", "staticd", "watchfrr"):
+            raise LabError(f"not an optional FRR daemon: {d!r}")
+    lines = [f"{d}=yes" for d in daemons]
+    lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000"']
+    lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
+    lines.append('watchfrr_options="--netns"')
+    return "\n".join(lines) + "\n"
+
+
 VTYSH_CONF = "service integrated-vtysh-config\n"
 
 
@@ -66,6 +76,7 @@ class BuildPlan:
     prefix: str
     state_path: str  # the lab state dir as seen by the script's machine
     lldpd: bool = True
+    frr_daemons: tuple[str, ...] = DEFAULT_FRR_DAEMONS
 
 
 def heredoc(path: str, body: str, mode: str = "644") -> str:
@@ -77,13 +88,31 @@ def build_script(plan: BuildPlan) -> str:
     """Namespaces, cables, mgmt network, then FRR/sshd/lldpd per node in parallel."""
     parts = [
         "set -eu\n",
+        _mark("start"),
         _root_prep(plan),
+        _mark("prep"),
         _root_batch(plan),
+        _mark("links"),
         *(_node_prep(plan, n) for n in plan.topo.nodes),
+        "wait\n",
+        _mark("nodes"),
         *(_node_start(plan, n) for n in plan.topo.nodes),
         "wait\n",
+        _mark("daemons"),
     ]
     return "".join(parts)
+
+
+def _mark(phase: str) -> str:
+    """Print a phase timestamp (``@phase <epoch>``) that the runtime turns into timings."""
+    return f"echo @{phase} $(date +%s.%N)\n"
+
+
+def parse_marks(output: str) -> dict[str, float]:
+    """Seconds spent per phase from the ``@phase`` lines of :func:`build_script`."""
+    marks = [line.split() for line in output.splitlines() if line.startswith("@")]
+    times = [(m[0][1:], float(m[1])) for m in marks if len(m) == 2]
+    return {f"{b[0]}_s": round(b[1] - a[1], 2) for a, b in itertools.pairwise(times)}
 
 
 def _root_prep(plan: BuildPlan) -> str:
@@ -156,17 +185,17 @@ def _node_prep(plan: BuildPlan, node: LabNode) -> str:
     batch = f"{run}/{node.name}.ip"
     out = heredoc(batch, "\n".join(cmds) + "\n")
     inner = "; ".join([*sysctls, f"ip -batch {batch}"])
-    out += f"ip netns exec {ns} sh -c {q(inner)}\n"
+    out += f"ip netns exec {ns} sh -c {q(inner)} &\n"  # nodes in parallel
     if node.kind == "switch":
-        out += _frr_dirs(ns)
+        out += _frr_dirs(ns, plan.frr_daemons)
     return out
 
 
-def _frr_dirs(ns: str) -> str:
+def _frr_dirs(ns: str, daemons: tuple[str, ...]) -> str:
     etc, var = f"/etc/frr/{ns}", f"/run/frr/{ns}"
     return (
         f"rm -rf {etc}\nmkdir -p {etc} {var}\n"
-        + heredoc(f"{etc}/daemons", FRR_DAEMONS, "640")
+        + heredoc(f"{etc}/daemons", frr_daemons_file(daemons), "640")
         + heredoc(f"{etc}/vtysh.conf", VTYSH_CONF, "640")
         + f": > {etc}/frr.conf\nchmod 640 {etc}/frr.conf\n"
         f"chown -R frr:frr {etc} {var}\n"
