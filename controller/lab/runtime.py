@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -47,6 +48,8 @@ def up(
     FRR starts with an empty configuration (factory state). Returns the saved state.
     """
     sdir = Path(state_dir).resolve()
+    if not re.fullmatch(r"[A-Za-z0-9_./+-]+", str(sdir)):
+        raise LabError(f"state dir path must be plain (no spaces or quotes): {sdir}")
     validate(topology, prefix)
     _refuse_running(sdir)
     sdir.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -156,3 +156,38 @@ def assert_nothing_left(lab: LabState) -> None:
     mounts = Path("/proc/mounts").read_text()
     assert lab.state_dir not in mounts and f"/{PREFIX}" not in mounts
     assert not Path(lab.state_dir, "lab.json").exists()
+
+
+def test_down_after_killed_up(tmp_path: Path) -> None:
+    """A run killed mid-``up`` leaves a detached QEMU; ``down`` finds and removes it."""
+    _require_lab_prereqs()
+    if kernel.host_is_capable(PREFIX):
+        pytest.skip("guest mode only: no QEMU on a capable host")
+    state_dir = tmp_path / "state"
+    code = (
+        "import sys\n"
+        "from controller.lab import up\n"
+        "from tests.lab.test_lab_integration import TOPO\n"
+        f"up(TOPO, {str(state_dir)!r}, prefix={PREFIX!r})\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        ["python3", "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        pid_file = state_dir / "guest" / "qemu.pid"
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)  # mid-boot
+    finally:
+        proc.kill()
+        proc.wait()
+    qemu_pid = int(pid_file.read_text()) if pid_file.exists() else None
+    (state_dir / "lab.json").unlink(missing_ok=True)  # worst case: no state file either
+    report = down(state_dir, prefix=PREFIX)
+    if qemu_pid is not None:
+        assert report["guest_stopped"] == [qemu_pid]
+    assert down(state_dir, prefix=PREFIX) == {"guest_stopped": [], "namespaces_removed": []}
+    qemus = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
+    assert str(state_dir) not in qemus
