@@ -15,8 +15,10 @@ from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import intent_schema, load_intent
+from controller.outputs import writer
 from controller.outputs.bom import bill_of_materials
 from controller.outputs.generate import generate as write_outputs
+from controller.render.engine import as_files, render_fabric
 from controller.sizing import Sizing, servers_from_gpus, size_fabric, sizing_table
 
 app = typer.Typer(
@@ -188,6 +190,41 @@ def generate(
     )
     for path in written:
         out.print(f"  {path}")
+
+
+@app.command()
+def render(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder: one sub-folder per device.")
+    ] = Path("inventory/rendered"),
+    plane: Annotated[
+        int | None, typer.Option("--plane", min=1, max=2, help="Only this plane's switches.")
+    ] = None,
+    device: Annotated[str | None, typer.Option("--device", "-d", help="Only this switch.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Render every selected switch's configuration files (deterministic, all or nothing)."""
+    try:
+        built = load_fabric(fabric)
+        rendered = render_fabric(built, plane=plane, device=device)
+        written = writer.write_all(out_dir, as_files(rendered))
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(
+            {
+                "ok": True,
+                "fabric": built.intent.name,
+                "out": str(out_dir),
+                "devices": {name: sorted(files) for name, files in rendered.items()},
+            }
+        )
+        return
+    out.print(
+        f"[green]rendered[/] {len(rendered)} switches of {built.intent.name} "
+        f"({built.intent.platform}) -> {out_dir}/ ({len(written)} files)"
+    )
 
 
 @app.command()

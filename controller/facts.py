@@ -189,6 +189,14 @@ class Fabric:
         return {s.name: s for s in self.switches}
 
     @cached_property
+    def server_by_name(self) -> dict[str, Server]:
+        return {s.name: s for s in self.servers}
+
+    @cached_property
+    def rail_subnet_at(self) -> dict[tuple[int, int], RailSubnet]:
+        return {(r.group, r.rail): r for r in self.rail_subnets}
+
+    @cached_property
     def links_by_device(self) -> dict[str, list[Link]]:
         index: dict[str, list[Link]] = defaultdict(list)
         for link in self.links:

@@ -162,6 +162,12 @@ class FabricIntent(_Strict):
     naming: Naming = Naming()
     mtu: int = Field(default=9216, ge=1500, le=9216)
     bfd: bool = True
+    evpn_mh_startup_delay: int = Field(
+        default=180,
+        ge=0,
+        le=3600,
+        description="Seconds EVPN-MH keeps ES ports down after a restart (FRR default 180)",
+    )
     vni_base: int = Field(default=10000, ge=1, le=16_000_000)
     vlan_base: int = Field(default=1000, ge=2, le=3000)
 

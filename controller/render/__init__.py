@@ -1,0 +1,1 @@
+"""Rendering: fabric facts -> per-device structured data -> text (Jinja2 templates)."""

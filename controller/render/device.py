@@ -1,0 +1,473 @@
+"""Per-device structured data: what one switch needs, computed once in Python.
+
+Templates only format these objects. Each device gets only the data that touches it: its
+own interfaces (from the cabling), its BGP neighbours, the rails and servers behind it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from ipaddress import IPv4Network
+from typing import Literal
+
+from controller.catalog import LogicalPort, Role, get_model
+from controller.facts import Fabric, Switch
+from controller.render.roce import RoceSettings, roce_settings
+
+ARP_HOST_TABLE = 100
+"""Kernel table the ARP-to-host-route watcher fills and zebra imports (lab-facts: FRR has no
+'redistribute neighbor'; ip import-table + redistribute table worked)."""
+
+Maintenance = Literal["none", "graceful-shutdown", "isolated"]
+PEER_GROUP = {"uplink": "SPINES", "fabric": "LEAVES", "aux": "PAIR"}
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    name: str
+    cli: str
+    use: Literal["downlink", "uplink", "fabric", "aux"]
+    speed: str
+    mtu: int
+    description: str
+    peer_device: str
+    peer_port: str
+    front_port: int | None
+    rail: int | None = None
+    vlan: int | None = None
+    bond: str | None = None
+    """EVPN-MH: the single-member bond (ES) this host port belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class EthernetSegment:
+    bond: str
+    bond_index: int
+    member: str
+    member_cli: str
+    server: str
+    rail: int
+    vlan: int
+    es_id: int
+    es_sys_mac: str
+    esi: str
+    df_preference: int
+
+
+@dataclass(frozen=True, slots=True)
+class RailService:
+    """One rail served by this leaf: its VLAN, SVI with the anycast gateway, VNI for EVPN."""
+
+    rail: int
+    group: int
+    vlan: int
+    vni: int
+    prefix: str
+    gateway: str
+    gateway_prefix: str
+    gateway_mac: str
+    ports: tuple[str, ...]
+    ports_cli: tuple[str, ...]
+    servers: tuple[tuple[str, str], ...]
+    """(server name, NIC address) behind this leaf on this rail."""
+
+
+@dataclass(frozen=True, slots=True)
+class BgpNeighbor:
+    interface: str
+    cli: str
+    peer_group: str
+    peer_device: str
+    peer_asn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixRule:
+    seq: int
+    action: Literal["permit", "deny"]
+    prefix: str
+    ge: int | None = None
+    le: int | None = None
+
+
+@dataclass(frozen=True)
+class Bgp:
+    asn: int
+    router_id: str
+    peer_groups: dict[str, str]
+    """peer group -> its inbound route-map suffix, e.g. SPINES -> RM-SPINES-IN/OUT."""
+    neighbors: tuple[BgpNeighbor, ...]
+    maximum_paths: int
+    bfd: bool
+    prefix_lists: dict[str, tuple[PrefixRule, ...]]
+    route_maps: tuple[RouteMap, ...]
+    evpn: bool
+    import_host_table: int | None
+    graceful_shutdown: bool
+    wcmp: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LoadBalancingSettings:
+    mode: str
+    spray_algorithm: str
+    ecmp_width: int
+    pbr: tuple[tuple[str, str], ...] = ()
+    """Static PBR: (downlink, uplink) pins, two downlinks per uplink at 1:1."""
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    hostname: str
+    role: Literal["leaf", "spine"]
+    plane: int
+    group: int | None
+    platform: str
+    model: str
+    asic: str
+    dual_leaf_mode: str
+    loopback: str
+    mgmt_ip: str
+    mgmt_prefixlen: int
+    mgmt_gateway: str
+    mtu: int
+    breakouts: dict[int, str]
+    breakout_names: dict[int, str]
+    interfaces: tuple[Interface, ...]
+    bgp: Bgp
+    rails: tuple[RailService, ...] = ()
+    segments: tuple[EthernetSegment, ...] = ()
+    roce: RoceSettings | None = None
+    load_balancing: LoadBalancingSettings | None = None
+    pair: str | None = None
+    aux: Interface | None = None
+    mh_startup_delay: int = 0
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def uplinks(self) -> tuple[Interface, ...]:
+        return tuple(i for i in self.interfaces if i.use in ("uplink", "fabric"))
+
+    @property
+    def downlinks(self) -> tuple[Interface, ...]:
+        return tuple(i for i in self.interfaces if i.use == "downlink")
+
+
+@cache
+def _port_table(model_name: str, role: Role) -> dict[str, tuple[LogicalPort, int]]:
+    """Interface name -> (catalog port, 1-based number within its use), per model and role."""
+    model = get_model(model_name)
+    table: dict[str, tuple[LogicalPort, int]] = {}
+    for use in {b.use for b in model.blocks(role)}:
+        for number, lp in enumerate(model.logical_ports(role, use), start=1):
+            table[lp.name] = (lp, number)
+    return table
+
+
+def build_interfaces(fabric: Fabric, switch: Switch) -> list[Interface]:
+    ports = _port_table(switch.model, switch.role)
+    rail_vlan = {r.rail: r.vlan for r in fabric.rail_subnets}
+    evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
+    mtu = fabric.intent.mtu
+    result = []
+    for link in fabric.links_by_device.get(switch.name, []):
+        if link.a_device == switch.name:
+            port, peer, peer_port = link.a_port, link.z_device, link.z_port
+        else:
+            port, peer, peer_port = link.z_port, link.a_device, link.a_port
+        if link.kind == "aux":
+            aux = get_model(switch.model).aux
+            result.append(
+                Interface(
+                    name=aux.name,
+                    cli=aux.cli,
+                    use="aux",
+                    speed=aux.speed,
+                    mtu=mtu,
+                    description=f"aux to {peer}:{peer_port}",
+                    peer_device=peer,
+                    peer_port=peer_port,
+                    front_port=None,
+                )
+            )
+            continue
+        lp, number = ports[port]
+        use: Literal["downlink", "uplink", "fabric"] = lp.use  # type: ignore[assignment]
+        result.append(
+            Interface(
+                name=port,
+                cli=lp.cli,
+                use=use,
+                speed=lp.speed,
+                mtu=mtu,
+                description=f"{peer}:{peer_port}",
+                peer_device=peer,
+                peer_port=peer_port,
+                front_port=lp.port,
+                rail=link.rail,
+                vlan=rail_vlan[link.rail] if link.rail else None,
+                bond=f"bond{number}" if evpn and use == "downlink" else None,
+            )
+        )
+    return sorted(result, key=_port_order)
+
+
+def _port_order(interface: Interface) -> tuple[int, int, str]:
+    digits = "".join(c for c in interface.name if c.isdigit())
+    return (0 if interface.use != "aux" else 1, int(digits or 0), interface.name)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMapEntry:
+    seq: int
+    action: Literal["permit", "deny"]
+    match_prefix_list: str | None = None
+    match_as_path: str | None = None
+    set_prepend: tuple[int, ...] = ()
+    set_community: str | None = None
+    set_link_bandwidth: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RouteMap:
+    name: str
+    entries: tuple[RouteMapEntry, ...]
+
+
+LOCAL_AS_PATH = "AS-LOCAL"
+"""as-path list matching routes this switch originated (^$): only those go to the spines,
+so routes learned from the pair leaf of the other plane never leak into this plane."""
+
+GRACEFUL_SHUTDOWN = "graceful-shutdown"
+
+
+def _prefix_lists(fabric: Fabric, switch: Switch) -> dict[str, tuple[PrefixRule, ...]]:
+    pools = fabric.intent.addressing
+    lists: dict[str, tuple[PrefixRule, ...]] = {
+        "PL-LOOPBACK": (PrefixRule(5, "permit", f"{switch.loopback}/32"),),
+        "PL-FABRIC": (
+            PrefixRule(5, "permit", str(pools.loopbacks), ge=32),
+            PrefixRule(10, "permit", str(pools.rail_subnets), ge=32),
+        ),
+    }
+    if switch.role == "leaf":
+        lists["PL-HOSTS"] = tuple(
+            PrefixRule(
+                5 * (i + 1),
+                "permit",
+                fabric.rail_subnet_at[(switch.group or 0, rail)].prefix,
+                ge=32,
+            )
+            for i, rail in enumerate(switch.rails)
+        )
+        lists["PL-ALL-HOSTS"] = (PrefixRule(5, "permit", str(pools.rail_subnets), ge=32),)
+        if switch.pair:
+            pair = fabric.switch_by_name[switch.pair]
+            lists["PL-PAIR-LOOPBACK"] = (PrefixRule(5, "permit", f"{pair.loopback}/32"),)
+    return lists
+
+
+def _route_maps(
+    fabric: Fabric, switch: Switch, maintenance: Maintenance, uses_pair: bool
+) -> tuple[RouteMap, ...]:
+    isolated = maintenance == "isolated"
+    wcmp = fabric.intent.load_balancing.mode == "wcmp"
+    maps = [RouteMap("RM-CONNECTED", (RouteMapEntry(10, "permit", "PL-LOOPBACK"),))]
+    if switch.role == "spine":
+        out = (
+            (RouteMapEntry(10, "permit", "PL-LOOPBACK"),)
+            if isolated
+            else (RouteMapEntry(10, "permit", "PL-FABRIC", set_link_bandwidth=wcmp),)
+        )
+        maps += [
+            RouteMap("RM-LEAVES-IN", (RouteMapEntry(10, "permit", "PL-FABRIC"),)),
+            RouteMap("RM-LEAVES-OUT", out),
+        ]
+        return tuple(maps)
+    spines_out = [RouteMapEntry(10, "permit", "PL-LOOPBACK")]
+    if not isolated:
+        spines_out.append(RouteMapEntry(20, "permit", "PL-HOSTS", match_as_path=LOCAL_AS_PATH))
+    maps += [
+        RouteMap("RM-HOSTS-IMPORT", (RouteMapEntry(10, "permit", "PL-HOSTS"),)),
+        RouteMap("RM-SPINES-IN", (RouteMapEntry(10, "permit", "PL-FABRIC"),)),
+        RouteMap("RM-SPINES-OUT", tuple(spines_out)),
+    ]
+    if uses_pair:
+        pair_out = [RouteMapEntry(10, "permit", "PL-LOOPBACK", match_as_path=LOCAL_AS_PATH)]
+        pair_in = [RouteMapEntry(10, "permit", "PL-PAIR-LOOPBACK")]
+        if fabric.intent.cross_plane_protection:
+            prepend = (switch.asn,) * 3
+            pair_out.append(RouteMapEntry(20, "permit", "PL-ALL-HOSTS", set_prepend=prepend))
+            pair_in.append(RouteMapEntry(20, "permit", "PL-ALL-HOSTS"))
+        maps += [RouteMap("RM-PAIR-OUT", tuple(pair_out)), RouteMap("RM-PAIR-IN", tuple(pair_in))]
+    return tuple(maps)
+
+
+def _rail_services(
+    fabric: Fabric, switch: Switch, interfaces: list[Interface]
+) -> tuple[RailService, ...]:
+    services = []
+    for rail in switch.rails:
+        subnet = fabric.rail_subnet_at[(switch.group or 0, rail)]
+        ports = [i for i in interfaces if i.use == "downlink" and i.rail == rail]
+        servers = []
+        for port in ports:
+            server = fabric.server_by_name[port.peer_device]
+            servers.append((server.name, server.nics[rail - 1].ip))
+        prefixlen = IPv4Network(subnet.prefix).prefixlen
+        services.append(
+            RailService(
+                rail=rail,
+                group=subnet.group,
+                vlan=subnet.vlan,
+                vni=subnet.vni,
+                prefix=subnet.prefix,
+                gateway=subnet.gateway,
+                gateway_prefix=f"{subnet.gateway}/{prefixlen}",
+                gateway_mac=subnet.gateway_mac,
+                ports=tuple(p.bond or p.name for p in ports),
+                ports_cli=tuple(p.cli for p in ports),
+                servers=tuple(servers),
+            )
+        )
+    return tuple(services)
+
+
+DF_PREFERENCE = {1: 50000, 2: 30000}
+"""Plane 1's leaf is the preferred designated forwarder of every ES it shares with its pair."""
+
+
+def _segments(
+    fabric: Fabric, switch: Switch, interfaces: list[Interface]
+) -> tuple[EthernetSegment, ...]:
+    segments = []
+    for port in interfaces:
+        if port.bond is None or port.rail is None or port.vlan is None:
+            continue
+        nic = fabric.server_by_name[port.peer_device].nics[port.rail - 1]
+        segments.append(
+            EthernetSegment(
+                bond=port.bond,
+                bond_index=int(port.bond.removeprefix("bond")),
+                member=port.name,
+                member_cli=port.cli,
+                server=port.peer_device,
+                rail=port.rail,
+                vlan=port.vlan,
+                es_id=nic.es_id,
+                es_sys_mac=nic.es_sys_mac,
+                esi=nic.esi,
+                df_preference=DF_PREFERENCE[switch.plane],
+            )
+        )
+    return tuple(segments)
+
+
+def _bgp(
+    fabric: Fabric, switch: Switch, interfaces: list[Interface], maintenance: Maintenance
+) -> Bgp:
+    intent = fabric.intent
+    neighbors = []
+    for port in interfaces:
+        if port.use == "downlink":
+            continue
+        peer = fabric.switch_by_name[port.peer_device]
+        neighbors.append(
+            BgpNeighbor(
+                interface=port.name,
+                cli=port.cli,
+                peer_group=PEER_GROUP[port.use],
+                peer_device=peer.name,
+                peer_asn=peer.asn,
+            )
+        )
+    uses_pair = any(n.peer_group == "PAIR" for n in neighbors)
+    groups = {"LEAVES": "LEAVES"} if switch.role == "spine" else {"SPINES": "SPINES"}
+    if uses_pair:
+        groups["PAIR"] = "PAIR"
+    width = (
+        fabric.sizing.uplinks_per_leaf
+        if switch.role == "leaf"
+        else fabric.sizing.links_per_leaf_spine_pair
+    )
+    return Bgp(
+        asn=switch.asn,
+        router_id=switch.router_id,
+        peer_groups=groups,
+        neighbors=tuple(neighbors),
+        maximum_paths=width,
+        bfd=intent.bfd,
+        prefix_lists=_prefix_lists(fabric, switch),
+        route_maps=_route_maps(fabric, switch, maintenance, uses_pair),
+        evpn=switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh",
+        import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
+        graceful_shutdown=maintenance != "none",
+        wcmp=intent.load_balancing.mode == "wcmp",
+    )
+
+
+def _load_balancing(
+    fabric: Fabric, switch: Switch, interfaces: list[Interface]
+) -> LoadBalancingSettings:
+    lb = fabric.intent.load_balancing
+    uplinks = [i.name for i in interfaces if i.use == "uplink"]
+    pins: tuple[tuple[str, str], ...] = ()
+    if lb.mode == "pbr" and switch.role == "leaf" and uplinks:
+        downlinks = [i.name for i in interfaces if i.use == "downlink"]
+        per_uplink = max(len(downlinks) // len(uplinks), 1)
+        pins = tuple(
+            (d, uplinks[min(n // per_uplink, len(uplinks) - 1)]) for n, d in enumerate(downlinks)
+        )
+    width = (
+        fabric.sizing.uplinks_per_leaf
+        if switch.role == "leaf"
+        else fabric.sizing.links_per_leaf_spine_pair
+    )
+    return LoadBalancingSettings(
+        mode=lb.mode, spray_algorithm=lb.spray_algorithm, ecmp_width=width, pbr=pins
+    )
+
+
+def build_device(fabric: Fabric, name: str, maintenance: Maintenance = "none") -> DeviceConfig:
+    """Everything one switch needs, and nothing about the rest of the fabric."""
+    switch = fabric.switch_by_name[name]
+    model = get_model(switch.model)
+    interfaces = build_interfaces(fabric, switch)
+    mgmt_net = fabric.intent.addressing.management
+    speeds = {i.speed for i in interfaces if i.use != "aux"}
+    is_leaf = switch.role == "leaf"
+    breakouts = model.breakouts(switch.role)
+    return DeviceConfig(
+        hostname=switch.name,
+        role=switch.role,
+        plane=switch.plane,
+        group=switch.group,
+        platform=switch.platform,
+        model=switch.model,
+        asic=model.asic,
+        dual_leaf_mode=fabric.intent.dual_leaf_mode,
+        loopback=switch.loopback,
+        mgmt_ip=switch.mgmt_ip,
+        mgmt_prefixlen=mgmt_net.prefixlen,
+        mgmt_gateway=fabric.mgmt_gateway,
+        mtu=fabric.intent.mtu,
+        breakouts=breakouts,
+        breakout_names={
+            port: model.names["kernel"].format(
+                port=port, lane=(port - 1) * model.lanes_per_port, sub=1
+            )
+            for port in breakouts
+        },
+        interfaces=tuple(i for i in interfaces if i.use != "aux"),
+        bgp=_bgp(fabric, switch, interfaces, maintenance),
+        rails=_rail_services(fabric, switch, interfaces) if is_leaf else (),
+        segments=_segments(fabric, switch, interfaces) if is_leaf else (),
+        roce=roce_settings(fabric.intent.roce, speeds, fabric.intent.mtu)
+        if fabric.intent.roce.enabled
+        else None,
+        load_balancing=_load_balancing(fabric, switch, interfaces),
+        pair=switch.pair,
+        aux=next((i for i in interfaces if i.use == "aux"), None),
+        mh_startup_delay=fabric.intent.evpn_mh_startup_delay,
+    )

@@ -1,0 +1,121 @@
+"""Render DeviceConfig objects to text with the platform's Jinja2 templates.
+
+Templates live in the top-level ``templates/<platform>/`` folders and only format; any
+missing value is an error (StrictUndefined), never an empty line in a switch config.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
+
+from controller.errors import DpctlError
+from controller.facts import Fabric
+from controller.render.device import DeviceConfig, Maintenance, build_device
+from controller.render.features import check_load_balancing
+
+TEMPLATES = Path(
+    os.environ.get("DPCTL_TEMPLATES", Path(__file__).resolve().parents[2] / "templates")
+)
+
+# platform -> output file name -> master template
+PLATFORM_FILES: dict[str, dict[str, str]] = {
+    "frr": {
+        "frr.conf": "frr/frr.conf.j2",
+        "ip.batch": "frr/ip.batch.j2",
+        "bridge.batch": "frr/bridge.batch.j2",
+        "sysctl.conf": "frr/sysctl.conf.j2",
+        "arp-to-host.json": "frr/arp-to-host.json.j2",
+        "qos.tc": "frr/qos.tc.j2",
+    },
+    "sonic": {
+        "config_db.json": "sonic/config_db.json.j2",
+        "frr.conf": "sonic/frr.conf.j2",
+    },
+    "asternos": {
+        "asternos.cli": "asternos/asternos.cli.j2",
+    },
+}
+
+
+class RenderError(DpctlError):
+    """A template failed to render for a device."""
+
+
+@cache
+def environment(root: Path = TEMPLATES) -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(root)),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def platform_context(device: DeviceConfig) -> dict[str, Any]:
+    """Extra template variables computed by ``controller.render.<platform>.context(device)``.
+
+    Platform-specific structure (a SONiC config_db dict, AsterNOS interface names, the
+    Linux side of an FRR switch) is built in Python there; templates still only format.
+    """
+    module = importlib.import_module(f"controller.render.{device.platform}")
+    builder: Callable[[DeviceConfig], dict[str, Any]] = module.context
+    return builder(device)
+
+
+def render_device(device: DeviceConfig) -> dict[str, str]:
+    env = environment()
+    extra = platform_context(device)
+    files = {}
+    for name, template in PLATFORM_FILES[device.platform].items():
+        try:
+            files[name] = env.get_template(template).render(d=device, **extra)
+        except TemplateError as exc:
+            raise RenderError(device.hostname, f"template {template}: {exc}") from None
+    return files
+
+
+def select_devices(fabric: Fabric, plane: int | None, device: str | None) -> list[str]:
+    if device is not None and device not in fabric.switch_by_name:
+        raise RenderError("--device", f"no switch named {device!r} in fabric {fabric.intent.name}")
+    return [
+        s.name
+        for s in fabric.switches
+        if (plane is None or s.plane == plane) and (device is None or s.name == device)
+    ]
+
+
+def render_fabric(
+    fabric: Fabric,
+    plane: int | None = None,
+    device: str | None = None,
+    maintenance: dict[str, Maintenance] | None = None,
+) -> dict[str, dict[str, str]]:
+    """device name -> file name -> text, for the selected switches. Raises before any output."""
+    check_load_balancing(
+        fabric.intent.platform,
+        {s.model for s in fabric.switches},
+        fabric.intent.load_balancing.mode,
+    )
+    maintenance = maintenance or {}
+    return {
+        name: render_device(build_device(fabric, name, maintenance.get(name, "none")))
+        for name in select_devices(fabric, plane, device)
+    }
+
+
+def as_files(rendered: dict[str, dict[str, str]]) -> dict[str, bytes]:
+    """Flatten to relative paths DEVICE/FILE for the all-or-nothing writer."""
+    return {
+        f"{device}/{name}": text.encode()
+        for device, files in rendered.items()
+        for name, text in files.items()
+    }

@@ -1,0 +1,104 @@
+"""The Linux side of a Linux + FRR switch, as data for its templates.
+
+Applied with real tools: `ip -batch` (links, bonds, bridge, VXLAN, addresses),
+`bridge -batch` (VLAN membership), `sysctl -p` (forwarding, proxy ARP), `tc -batch` (RoCE
+classification and ECN). The bridge is VLAN-aware (one VLAN per rail, SVI vlan<N> with the
+anycast gateway): EVPN-MH in FRR needs VLAN membership for each ES-EVI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from controller.render.device import DeviceConfig
+
+BRIDGE = "br0"
+VXLAN_OVERHEAD = 50
+VXLAN_PORT = 4789
+
+
+@dataclass(frozen=True, slots=True)
+class TcClass:
+    """DSCP block -> prio band. DSCP blocks of 8 map to one TOS value/mask (DSCP << 2)."""
+
+    band: int
+    tos: str
+    mask: str
+    traffic_class: int
+    ecn: bool
+
+    @property
+    def red_handle(self) -> int:
+        return 10 + self.band
+
+
+def tc_classes(device: DeviceConfig) -> list[TcClass]:
+    """Strict priority, as Linux's prio qdisc does: TC7, TC6, then lossless 3 and 4, then 0."""
+    roce = device.roce
+    if roce is None:
+        return []
+    order = [*sorted(roce.strict_queues, reverse=True), *roce.lossless_queues]
+    classes = []
+    for band, tc in enumerate(order, start=1):
+        for first, last in roce.dscp_ranges(tc):
+            if first % 8 or last - first != 7:
+                raise ValueError(f"DSCP {first}-{last} is not an aligned block of 8")
+            classes.append(
+                TcClass(band, f"0x{first << 2:02x}", "0xe0", tc, tc in roce.lossless_queues)
+            )
+    return classes
+
+
+def red_parameters(device: DeviceConfig) -> dict[str, int | str]:
+    """tc-red(8) for the lossless bands: mark ECN between the one-click min and max thresholds."""
+    roce = device.roce
+    if roce is None:
+        return {}
+    avpkt = device.mtu
+    return {
+        "limit": 4 * roce.ecn_max_bytes,
+        "min": roce.ecn_min_bytes,
+        "max": roce.ecn_max_bytes,
+        "avpkt": avpkt,
+        # tc-red(8): burst >= (2 * min + max) / (3 * avpkt)
+        "burst": (2 * roce.ecn_min_bytes + roce.ecn_max_bytes) // (3 * avpkt) + 1,
+        "probability": f"{roce.ecn_probability / 100:.2f}",
+    }
+
+
+def sysctls(device: DeviceConfig) -> dict[str, int]:
+    values = {
+        "net.ipv4.ip_forward": 1,
+        "net.ipv6.conf.all.forwarding": 1,
+        "net.ipv4.fib_multipath_hash_policy": 1,
+        "net.ipv6.fib_multipath_hash_policy": 1,
+        "net.ipv4.conf.all.arp_announce": 2,
+        "net.ipv4.conf.all.arp_ignore": 1,
+    }
+    for rail in device.rails:
+        svi = f"vlan{rail.vlan}"
+        values[f"net.ipv4.conf.{svi}.proxy_arp"] = 1
+        # Ports are isolated: hosts of one rail reach each other through the gateway.
+        values[f"net.ipv4.conf.{svi}.proxy_arp_pvlan"] = 1
+        # lab-facts: Linux proxy ARP otherwise delays replies up to 0.8 s.
+        values[f"net.ipv4.neigh.{svi}.proxy_delay"] = 0
+    return values
+
+
+def context(device: DeviceConfig) -> dict[str, Any]:
+    classes = tc_classes(device)
+    return {
+        "bridge": BRIDGE,
+        "vxlan_mtu": device.mtu - VXLAN_OVERHEAD,
+        "vxlan_port": VXLAN_PORT,
+        "sysctls": sysctls(device),
+        "tc_classes": classes,
+        "red": red_parameters(device),
+        "default_band": len({c.band for c in classes}) + 1,
+        "arp_to_host": {
+            "table": device.bgp.import_host_table,
+            "interfaces": [f"vlan{r.vlan}" for r in device.rails],
+            "prefixes": [r.prefix for r in device.rails],
+        },
+    }

@@ -1,0 +1,202 @@
+"""Targeted assertions on the per-device data and rendered configs (all platforms' common core)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+import yaml
+
+from controller.errors import DpctlError
+from controller.generator import build_fabric
+from controller.intent import intent_from_data
+from controller.render.device import build_device
+from controller.render.engine import render_fabric
+from controller.render.features import UnsupportedFeature
+from tests.conftest import INVENTORY, run_cli, run_json
+
+
+def lab(mode: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((INVENTORY / f"lab-{mode}.yaml").read_text())
+    return {**data, **changes}
+
+
+def seed(mode: str, **changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(
+        (INVENTORY / "examples" / f"seed-2048-cx864e-{mode}.yaml").read_text()
+    )
+    return {**data, **changes}
+
+
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_one_bgp_neighbor_per_uplink_and_none_elsewhere(mode: str) -> None:
+    fabric = build_fabric(intent_from_data(seed(mode, platform="frr")))
+    for name in ("p1-g1-leaf1", "p2-g2-leaf8", "p1-spine3"):
+        device = build_device(fabric, name)
+        uplinks = {i.name for i in device.uplinks}
+        fabric_neighbors = {n.interface for n in device.bgp.neighbors if n.peer_group != "PAIR"}
+        assert fabric_neighbors == uplinks
+        assert len(device.bgp.neighbors) == len(uplinks) + (1 if device.aux else 0)
+        assert not {i.name for i in device.downlinks} & {n.interface for n in device.bgp.neighbors}
+        for n in device.bgp.neighbors:  # every session stays inside the plane, or is the pair's
+            peer = fabric.switch_by_name[n.peer_device]
+            assert peer.plane == device.plane or (
+                n.peer_group == "PAIR" and peer.name == device.pair
+            )
+
+
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_no_host_route_crosses_planes(mode: str) -> None:
+    """Only the PAIR session joins the planes, and it carries loopbacks only (no protection)."""
+    fabric = build_fabric(
+        intent_from_data(
+            lab(mode, cross_plane_protection=True) if mode == "dual-arp" else lab(mode)
+        )
+    )
+    for switch in fabric.switches_in(role="leaf"):
+        device = build_device(fabric, switch.name)
+        maps = {rm.name: rm for rm in device.bgp.route_maps}
+        spines_out = maps["RM-SPINES-OUT"].entries
+        # Towards the spines: the loopback, and host /32s this leaf originated (as-path ^$).
+        assert [(e.match_prefix_list, e.match_as_path) for e in spines_out] == [
+            ("PL-LOOPBACK", None),
+            ("PL-HOSTS", "AS-LOCAL"),
+        ]
+        pair_out = maps["RM-PAIR-OUT"].entries
+        if fabric.intent.cross_plane_protection:
+            assert pair_out[1].set_prepend == (switch.asn,) * 3  # backup only, never preferred
+        else:
+            assert [e.match_prefix_list for e in pair_out] == ["PL-LOOPBACK"]
+
+
+def test_pair_leaves_share_esi_and_sys_mac() -> None:
+    fabric = build_fabric(intent_from_data(seed("evpn-mh", platform="frr")))
+    by_server_rail: dict[tuple[str, int], list[tuple[str, str, str]]] = defaultdict(list)
+    for leaf in fabric.switches_in(role="leaf"):
+        for es in build_device(fabric, leaf.name).segments:
+            by_server_rail[(es.server, es.rail)].append((leaf.name, es.esi, es.es_sys_mac))
+    assert len(by_server_rail) == 256 * 8
+    for entries in by_server_rail.values():
+        assert len(entries) == 2
+        (leaf_a, esi_a, mac_a), (leaf_b, esi_b, mac_b) = entries
+        assert fabric.switch_by_name[leaf_a].pair == leaf_b
+        assert (esi_a, mac_a) == (esi_b, mac_b)
+    assert len({e[0][1] for e in by_server_rail.values()}) == 256 * 8  # ESIs unique per NIC
+
+
+def test_pfc_exactly_on_3_and_4_when_roce_on() -> None:
+    on = render_fabric(build_fabric(intent_from_data(lab("dual-arp"))), device="p1-g1-leaf1")
+    qos = on["p1-g1-leaf1"]["qos.tc"]
+    assert "lossless TCs 3,4 (PFC: not applicable on Linux)" in qos
+    assert qos.count("ecn\n") == 2 * 4  # RED+ECN on the two lossless bands of 4 ports
+    off = render_fabric(
+        build_fabric(intent_from_data(lab("dual-arp", roce={"enabled": False}))),
+        device="p1-g1-leaf1",
+    )
+    assert "qdisc" not in off["p1-g1-leaf1"]["qos.tc"]
+
+
+def test_dual_arp_leaf_pair_shares_anycast_gateway() -> None:
+    fabric = build_fabric(intent_from_data(lab("dual-arp")))
+    a, b = (build_device(fabric, n) for n in ("p1-g1-leaf2", "p2-g1-leaf2"))
+    assert [(r.gateway_prefix, r.gateway_mac) for r in a.rails] == [
+        (r.gateway_prefix, r.gateway_mac) for r in b.rails
+    ]
+    assert a.aux is None and not a.segments  # no leaf-to-leaf link, no ES in dual-ARP mode
+    files = render_fabric(fabric, device="p1-g1-leaf2")["p1-g1-leaf2"]
+    assert "net.ipv4.conf.vlan1002.proxy_arp = 1" in files["sysctl.conf"]
+    assert "address replace 10.100.0.9/29 dev vlan1002" in files["ip.batch"]
+
+
+def test_maintenance_switches_drain_policy() -> None:
+    fabric = build_fabric(intent_from_data(lab("dual-arp")))
+    drained = render_fabric(fabric, device="p1-g1-leaf1", maintenance={"p1-g1-leaf1": "isolated"})
+    text = drained["p1-g1-leaf1"]["frr.conf"]
+    assert " bgp graceful-shutdown\n" in text
+    assert "route-map RM-SPINES-OUT permit 20" not in text  # host routes withdrawn, loopback kept
+    normal = render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]["frr.conf"]
+    assert "graceful-shutdown" not in normal and "route-map RM-SPINES-OUT permit 20" in normal
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"load_balancing": {"mode": "ars"}}, "'ars' is not supported on platform frr"),
+        ({"load_balancing": {"mode": "spray"}}, "'spray' is not supported on platform frr"),
+        ({"load_balancing": {"mode": "pbr"}}, "'pbr' is not supported on platform frr"),
+    ],
+)
+def test_unsupported_load_balancing_fails_render(
+    changes: dict[str, Any], reason: str, tmp_path: Any, write_intent: Any
+) -> None:
+    with pytest.raises(UnsupportedFeature, match=reason):
+        render_fabric(build_fabric(intent_from_data(lab("dual-arp", **changes))))
+    fabric_file = write_intent(lab("dual-arp", **changes))
+    out = tmp_path / "out"
+    result = run_cli("render", "--fabric", str(fabric_file), "--out", str(out))
+    assert (
+        result.exit_code == 2
+        and "load_balancing.mode:" in result.stderr
+        and reason in result.stderr
+    )
+    assert not out.exists()
+
+
+def test_spray_refused_on_cx732q() -> None:
+    intent = intent_from_data(
+        seed(
+            "dual-arp",
+            switches={"leaf": "CX732Q-N", "spine": "CX732Q-N"},
+            gpus=256,
+            load_balancing={"mode": "spray"},
+        )
+    )
+    with pytest.raises(DpctlError, match="model CX732Q-N"):
+        render_fabric(build_fabric(intent))
+
+
+def test_render_cli_plane_and_device(tmp_path: Any) -> None:
+    code, body = run_json(
+        "render", "-f", str(INVENTORY / "lab-evpn-mh.yaml"), "-o", str(tmp_path), "--plane", "2"
+    )
+    assert code == 0 and sorted(body["devices"]) == [
+        "p2-g1-leaf1",
+        "p2-g1-leaf2",
+        "p2-spine1",
+        "p2-spine2",
+    ]
+    assert body["devices"]["p2-spine1"] == sorted(
+        ["frr.conf", "ip.batch", "bridge.batch", "sysctl.conf", "arp-to-host.json", "qos.tc"]
+    )
+    code, body = run_json(
+        "render",
+        "-f",
+        str(INVENTORY / "lab-evpn-mh.yaml"),
+        "-o",
+        str(tmp_path / "x"),
+        "--device",
+        "nope",
+    )
+    assert code == 2 and body["error"]["where"] == "--device"
+
+
+def test_render_is_deterministic(tmp_path: Any) -> None:
+    for run in ("a", "b"):
+        assert (
+            run_cli(
+                "render", "-f", str(INVENTORY / "lab-evpn-mh.yaml"), "-o", str(tmp_path / run)
+            ).exit_code
+            == 0
+        )
+    files_a = {
+        p.relative_to(tmp_path / "a"): p.read_bytes()
+        for p in (tmp_path / "a").rglob("*")
+        if p.is_file()
+    }
+    files_b = {
+        p.relative_to(tmp_path / "b"): p.read_bytes()
+        for p in (tmp_path / "b").rglob("*")
+        if p.is_file()
+    }
+    assert files_a == files_b and len(files_a) == 48
