@@ -1,0 +1,316 @@
+"""Community SONiC: the whole CONFIG_DB of one switch as a Python dict (the template dumps it).
+
+Sources followed (schemas, not text): sonic-buildimage ``src/sonic-yang-models`` (PORT,
+BREAKOUT_CFG, INTERFACE, VLAN*, PORTCHANNEL*, VXLAN_*, QoS and buffer tables, ACL_*),
+the Dynamic Port Breakout HLD, the Static Anycast Gateway HLD (SAG|GLOBAL and
+VLAN_INTERFACE static_anycast_gateway, present in sonic-utilities' ``config
+static-anycast-gateway``), the EVPN VXLAN Multihoming HLD
+(``sonic-net/SONiC doc/vxlan/EVPN/EVPN_VxLAN_Multihoming.md``: EVPN_ETHERNET_SEGMENT,
+PORTCHANNEL system_mac, EVPN_MH_GLOBAL) and the upstream CX864E-N qos template (pfc 3,4,
+DSCP 24-31 -> TC3, 32-39 -> TC4). Routing stays in FRR (``templates/sonic/frr.conf.j2``,
+``docker_routing_config_mode: split``): bgpcfgd renders nothing from CONFIG_DB.
+
+Assumptions a real unit must confirm, kept here in one place:
+- PORT lanes: numbered as the EthernetN names are (first lane = N, lanes_per_port / subports
+  lanes per sub-port), which is how the catalog derives the names from platform.json.
+- aliases ``Eth<port>/<sub>``; the AUX port's single lane = its Ethernet index.
+- HWSKU names: ``CX864E-N`` (leaf, ports broken out through BREAKOUT_CFG),
+  ``CX864E-N_128X400G`` (spine), ``CX732Q-N``.
+- BUFFER_POOL is left to the HWSKU's buffer template (pool sizes are ASIC-specific), so the
+  document is meant for ``config load`` / ``config apply-patch`` on a unit that has them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from json.encoder import encode_basestring_ascii as _quote
+from typing import Any
+
+from controller.catalog import get_model, parse_breakout
+from controller.render.device import DeviceConfig, Interface
+from controller.render.roce import RoceSettings
+
+HWSKU: dict[tuple[str, str], str] = {
+    ("CX864E-N", "leaf"): "CX864E-N",
+    ("CX864E-N", "spine"): "CX864E-N_128X400G",
+    ("CX732Q-N", "leaf"): "CX732Q-N",
+    ("CX732Q-N", "spine"): "CX732Q-N",
+}
+DEVICE_TYPE = {"leaf": "LeafRouter", "spine": "SpineRouter"}
+QOS_MAP = "ROCE"
+WRED = "ROCE_LOSSLESS_ECN"
+SCHED_STRICT = "ROCE_STRICT"
+SCHED_DWRR = "ROCE_DWRR"
+LOSSLESS_POOL = "ingress_lossless_pool"
+VTEP = "vtep"
+PBR_TABLE = "DPCTL_PBR"
+LINK_LOCAL_ONLY = {"ipv6_use_link_local_only": "enable"}
+
+
+@cache
+def _lane_width(model: str, breakout: str) -> tuple[int, int]:
+    """(lanes per front port, lanes per sub-port) for a model and breakout mode."""
+    per_port = get_model(model).lanes_per_port
+    return per_port, max(per_port // parse_breakout(breakout)[0], 1)
+
+
+def _speed_mbps(speed: str) -> str:
+    return str(int(speed[:-1]) * 1000)
+
+
+def _index(name: str) -> int:
+    return int(name.removeprefix("Ethernet"))
+
+
+def _port_entry(d: DeviceConfig, i: Interface) -> dict[str, str]:
+    first = _index(i.name)
+    if i.front_port is None:
+        lanes, alias, index = str(first), "AUX", str(first)
+    else:
+        per_port, width = _lane_width(d.model, d.breakouts[i.front_port])
+        lanes = ",".join(str(lane) for lane in range(first, first + width))
+        sub = (first - (i.front_port - 1) * per_port) // width + 1
+        alias, index = f"Eth{i.front_port}/{sub}", str(i.front_port)
+    entry = {
+        "admin_status": "up",
+        "alias": alias,
+        "description": i.description,
+        "index": index,
+        "lanes": lanes,
+        "mtu": str(i.mtu),
+        "speed": _speed_mbps(i.speed),
+    }
+    if i.front_port is not None:
+        entry["fec"] = "rs"
+    return entry
+
+
+def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) -> dict[str, Any]:
+    identity = {str(n): str(n) for n in range(8)}
+    lossless = roce.lossless_queues
+    pfc = roce.pfc_enable
+    qos_map = {
+        "dscp_to_tc_map": QOS_MAP,
+        "tc_to_queue_map": QOS_MAP,
+        "tc_to_pg_map": QOS_MAP,
+        "pfc_to_queue_map": QOS_MAP,
+    }
+    if pfc:
+        qos_map["pfc_enable"] = pfc
+        qos_map["pfcwd_sw_enable"] = pfc
+    profiles = {
+        speed: f"pg_lossless_{_speed_mbps(speed)}_{roce.cable_length_m}m_profile"
+        for speed in roce.headroom_bytes
+    }
+    xon = 2 * d.mtu
+    tables: dict[str, Any] = {
+        "DSCP_TO_TC_MAP": {QOS_MAP: {str(k): str(v) for k, v in roce.dscp_to_tc.items()}},
+        "TC_TO_QUEUE_MAP": {QOS_MAP: identity},
+        "TC_TO_PRIORITY_GROUP_MAP": {QOS_MAP: identity},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {QOS_MAP: identity},
+        "WRED_PROFILE": {
+            WRED: {
+                "ecn": "ecn_all",
+                "wred_green_enable": "true",
+                "green_min_threshold": str(roce.ecn_min_bytes),
+                "green_max_threshold": str(roce.ecn_max_bytes),
+                "green_drop_probability": str(roce.ecn_probability),
+            }
+        },
+        "SCHEDULER": {
+            SCHED_STRICT: {"type": "STRICT"},
+            SCHED_DWRR: {"type": "DWRR", "weight": "50"},
+        },
+        "CABLE_LENGTH": {"AZURE": {p.name: f"{roce.cable_length_m}m" for p in ports}},
+    }
+    port_qos: dict[str, Any] = {}
+    queue: dict[str, Any] = {}
+    buffer_pg: dict[str, Any] = {}
+    pg_range = f"{min(lossless)}-{max(lossless)}" if lossless else ""
+    ecn_queues = lossless or (3, 4)
+    ecn_queue = {"scheduler": SCHED_DWRR, "wred_profile": WRED}
+    strict_queue = {"scheduler": SCHED_STRICT}
+    pg_entry = {speed: {"profile": name} for speed, name in profiles.items()}
+    for p in ports:
+        port_qos[p.name] = qos_map
+        for q in ecn_queues:
+            queue[f"{p.name}|{q}"] = ecn_queue
+        for q in roce.strict_queues:
+            queue[f"{p.name}|{q}"] = strict_queue
+        if pg_range:
+            buffer_pg[f"{p.name}|{pg_range}"] = pg_entry[p.speed]
+    tables["PORT_QOS_MAP"] = port_qos
+    tables["QUEUE"] = queue
+    if pg_range:
+        tables["BUFFER_PG"] = buffer_pg
+        tables["BUFFER_PROFILE"] = {
+            profiles[speed]: {
+                "pool": LOSSLESS_POOL,
+                "xon": str(xon),
+                "xoff": str(xoff),
+                "size": str(xon + xoff),
+                "dynamic_th": "0",
+            }
+            for speed, xoff in roce.headroom_bytes.items()
+        }
+    return tables
+
+
+def _pbr_tables(d: DeviceConfig, lag_of: dict[str, str]) -> dict[str, Any]:
+    lb = d.load_balancing
+    if lb is None or not lb.pbr:
+        return {}
+    bound = sorted({lag_of.get(down, down) for down, _ in lb.pbr}, key=_natural)
+    rules: dict[str, Any] = {}
+    # Traffic to hosts on this leaf stays local: higher priority than any uplink pin.
+    for n, rail in enumerate(d.rails):
+        rules[f"{PBR_TABLE}|LOCAL_RAIL{rail.rail}"] = {
+            "PRIORITY": str(9000 - n),
+            "DST_IP": rail.prefix,
+            "IP_TYPE": "IPV4ANY",
+            "PACKET_ACTION": "FORWARD",
+        }
+    for n, (down, up) in enumerate(lb.pbr):
+        rules[f"{PBR_TABLE}|PIN_{down}"] = {
+            "PRIORITY": str(5000 - n),
+            "IN_PORTS": lag_of.get(down, down),
+            "IP_TYPE": "IPV4ANY",
+            "PACKET_ACTION": f"REDIRECT:{up}",
+        }
+    return {
+        "ACL_TABLE": {
+            PBR_TABLE: {
+                "type": "L3",
+                "stage": "ingress",
+                "policy_desc": "dpctl static PBR: pin each downlink to one uplink",
+                "ports": bound,
+            }
+        },
+        "ACL_RULE": rules,
+    }
+
+
+def _natural(name: str) -> tuple[str, int]:
+    digits = "".join(c for c in name if c.isdigit())
+    return (name.rstrip("0123456789"), int(digits or 0))
+
+
+def config_db(d: DeviceConfig) -> dict[str, Any]:
+    ports = list(d.interfaces)
+    every = [*ports, d.aux] if d.aux else ports
+    lag_of = {es.member: f"PortChannel{es.bond_index}" for es in d.segments}
+    lag_name = {es.bond: f"PortChannel{es.bond_index}" for es in d.segments}
+    db: dict[str, Any] = {
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": d.hostname,
+                "hwsku": HWSKU.get((d.model, d.role), d.model),
+                "bgp_asn": str(d.bgp.asn),
+                "docker_routing_config_mode": "split",
+                "type": DEVICE_TYPE[d.role],
+            }
+        },
+        "BREAKOUT_CFG": {
+            d.breakout_names[port]: {"brkout_mode": mode} for port, mode in d.breakouts.items()
+        },
+        "PORT": {i.name: _port_entry(d, i) for i in every},
+        "DEVICE_NEIGHBOR": {i.name: {"name": i.peer_device, "port": i.peer_port} for i in every},
+        "INTERFACE": {i.name: LINK_LOCAL_ONLY for i in every if i.use != "downlink"},
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{d.loopback}/32": {}},
+        "MGMT_PORT": {"eth0": {"admin_status": "up", "alias": "eth0"}},
+        "MGMT_INTERFACE": {
+            f"eth0|{d.mgmt_ip}/{d.mgmt_prefixlen}": {"gwaddr": d.mgmt_gateway},
+        },
+    }
+    if d.rails:
+        vlan: dict[str, Any] = {}
+        members: dict[str, Any] = {}
+        svis: dict[str, Any] = {}
+        for r in d.rails:
+            name = f"Vlan{r.vlan}"
+            vlan[name] = {"vlanid": str(r.vlan), "mtu": str(d.mtu)}
+            for port in r.ports:
+                members[f"{name}|{lag_name.get(port, port)}"] = {"tagging_mode": "untagged"}
+            svis[name] = {"proxy_arp": "enabled", "static_anycast_gateway": "true"}
+            svis[f"{name}|{r.gateway_prefix}"] = {}
+        db["VLAN"] = vlan
+        db["VLAN_MEMBER"] = members
+        db["VLAN_INTERFACE"] = svis
+        db["SAG"] = {"GLOBAL": {"gateway_mac": d.rails[0].gateway_mac}}
+    if d.segments:
+        db["PORTCHANNEL"] = {
+            lag_name[es.bond]: {
+                "admin_status": "up",
+                "mtu": str(d.mtu),
+                "min_links": "1",
+                "lacp_key": "auto",
+                "system_mac": es.es_sys_mac,
+                "description": f"ES {es.server} rail {es.rail}",
+            }
+            for es in d.segments
+        }
+        db["PORTCHANNEL_MEMBER"] = {f"{lag_name[es.bond]}|{es.member}": {} for es in d.segments}
+        db["EVPN_ETHERNET_SEGMENT"] = {
+            lag_name[es.bond]: {
+                "esi": es.esi,
+                "type": "TYPE_0_OPERATOR_CONFIGURED",
+                "ifname": lag_name[es.bond],
+                "df_pref": str(es.df_preference),
+            }
+            for es in d.segments
+        }
+        db["EVPN_MH_GLOBAL"] = {"default": {"startup_delay": str(d.mh_startup_delay)}}
+    if d.bgp.evpn and d.rails:
+        db["VXLAN_TUNNEL"] = {VTEP: {"src_ip": d.loopback}}
+        db["VXLAN_TUNNEL_MAP"] = {
+            f"{VTEP}|map_{r.vni}_Vlan{r.vlan}": {"vlan": f"Vlan{r.vlan}", "vni": str(r.vni)}
+            for r in d.rails
+        }
+        db["VXLAN_EVPN_NVO"] = {"nvo": {"source_vtep": VTEP}}
+    if d.roce is not None and d.roce.enabled:
+        db.update(_roce_tables(d, d.roce, ports))
+    db.update(_pbr_tables(d, lag_of))
+    return db
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return _quote(value)
+    return "[" + ", ".join(_quote(v) for v in value) + "]"
+
+
+def config_db_text(db: dict[str, Any]) -> str:
+    """JSON with one table per block and one entry per line, keys sorted (diff-friendly).
+
+    Written by hand because Jinja's ``tojson(indent=...)`` falls back to the pure-Python
+    JSON encoder: 5.4 ms per CX864E-N leaf alone, against ~2.4 ms here. Entries hold only
+    strings and lists of strings (CONFIG_DB's own value types).
+    """
+    lines = ["{"]
+    bodies: dict[int, str] = {}  # entries shared between keys are formatted once
+    tables = sorted(db)
+    for t_index, table in enumerate(tables):
+        entries = db[table]
+        lines.append(f"  {_quote(table)}: {{")
+        keys = sorted(entries)
+        last = len(keys) - 1
+        for index, key in enumerate(keys):
+            entry = entries[key]
+            body = bodies.get(id(entry))
+            if body is None:
+                body = ", ".join(f"{_quote(f)}: {_value(entry[f])}" for f in sorted(entry))
+                bodies[id(entry)] = body
+            lines.append(f"    {_quote(key)}: {{{body}}}{',' if index < last else ''}")
+        lines.append("  }" + ("," if t_index < len(tables) - 1 else ""))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def context(device: DeviceConfig) -> dict[str, Any]:
+    """Template variables for templates/sonic/: the CONFIG_DB document and FRR names."""
+    db = config_db(device)
+    return {
+        "config_db": db,
+        "config_db_json": config_db_text(db),
+        "sonic_bonds": {es.bond: f"PortChannel{es.bond_index}" for es in device.segments},
+    }
