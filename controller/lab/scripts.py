@@ -129,6 +129,7 @@ def _root_prep(plan: BuildPlan) -> str:
         key = f"{run}/keys/{n.name}"
         lines.append(f"cp {q(plan.state_path)}/nodes/{n.name}.key {key} && chmod 600 {key}")
     lines.append("[ -e /run/lldpd.socket ] || touch /run/lldpd.socket")
+    lines.append(f"echo 'configure lldp portidsubtype ifname' > {run}/lldpd.conf")
     return "\n".join(lines) + "\n" + heredoc(f"{run}/sshd_config", NODE_SSHD_CONFIG.format(run=run))
 
 
@@ -219,13 +220,8 @@ def _node_start(plan: BuildPlan, node: LabNode) -> str:
     steps = [f"hostname {name}"]
     if node.kind == "switch":
         steps += [f"mount --bind /etc/frr/{ns} /etc/frr", f"mount --bind /run/frr/{ns} /run/frr"]
-        if plan.lldpd:
-            sock = f"{run}/{name}.lldpd.sock"
-            steps += [
-                f"lldpd -u {sock} -I 'swp*,eth*,aux*,nic*' -M 4 -S {q('dpctl lab ' + node.role)}",
-                f"i=0; while [ ! -S {sock} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done",
-                f"mount --bind {sock} /run/lldpd.socket",
-            ]
+    if plan.lldpd and node.ports:
+        steps += _lldpd_steps(run, node)
     steps.append(
         f"exec /usr/sbin/sshd -f {run}/sshd_config -h {run}/keys/{name} "
         f"-o ListenAddress={addrs[name]} -o PidFile={run}/{name}.sshd.pid "
@@ -234,6 +230,18 @@ def _node_start(plan: BuildPlan, node: LabNode) -> str:
     inner = "; ".join(steps)
     out += f"ip netns exec {ns} unshare -u sh -c {q(inner)} > {log}-start.log 2>&1 &\n"
     return out
+
+
+def _lldpd_steps(run: str, node: LabNode) -> list[str]:
+    """lldpd on the node's ports (port ID = ifname, like a switch), socket bound for lldpcli."""
+    sock = f"{run}/{node.name}.lldpd.sock"
+    med = " -M 4" if node.kind == "switch" else ""
+    return [
+        f"lldpd -u {sock} -O {run}/lldpd.conf -I {','.join(node.ports)}{med} "
+        f"-S {q('dpctl lab ' + node.role)}",
+        f"i=0; while [ ! -S {sock} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done",
+        f"mount --bind {sock} /run/lldpd.socket",
+    ]
 
 
 def status_script(nodes: list[tuple[str, str, bool]], prefix: str) -> str:

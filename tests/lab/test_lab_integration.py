@@ -44,11 +44,11 @@ TOPO = LabTopology(
         LabCable("leaf2", "swp2", "srv2", "nic1p1"),
     ),
 )
-# node -> (ASN, fabric ports, server-facing port, server subnet gateway)
+# node -> (ASN, router-id, fabric ports, server-facing port, server subnet gateway)
 BGP = {
-    "spine1": (65000, ("swp1", "swp2"), None, None),
-    "leaf1": (65101, ("swp1",), "swp2", "10.11.0.1/24"),
-    "leaf2": (65102, ("swp1",), "swp2", "10.12.0.1/24"),
+    "spine1": (65000, "10.0.0.1", ("swp1", "swp2"), None, None),
+    "leaf1": (65101, "10.0.0.11", ("swp1",), "swp2", "10.11.0.1/24"),
+    "leaf2": (65102, "10.0.0.12", ("swp1",), "swp2", "10.12.0.1/24"),
 }
 SERVERS = {"srv1": ("10.11.0.2/24", "10.11.0.1"), "srv2": ("10.12.0.2/24", "10.12.0.1")}
 
@@ -76,13 +76,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
 
 
 def bgp_config(node: str) -> list[str]:
-    asn, fabric, host_port, gateway = BGP[node]
+    asn, router_id, fabric, host_port, gateway = BGP[node]
     cmds = ["configure terminal", "frr defaults datacenter"]
     if host_port and gateway:
         cmds += [f"interface {host_port}", f"ip address {gateway}", "exit"]
     cmds += [
         f"router bgp {asn}",
-        f"bgp router-id 10.0.0.{asn % 100}",
+        f"bgp router-id {router_id}",
         "no bgp ebgp-requires-policy",
         "bgp bestpath as-path multipath-relax",
         "neighbor FABRIC peer-group",
@@ -105,6 +105,17 @@ def wait_route(session: LabSession, node: str, prefix: str, timeout: float = 60.
     pytest.fail(f"{node}: no route to {prefix} after {timeout}s")
 
 
+def wait_lldp(session: LabSession, node: str, needle: str, timeout: float = 40.0) -> str:
+    deadline = time.monotonic() + timeout
+    out = ""
+    while time.monotonic() < deadline:
+        out = session.check(node, "lldpcli -f keyvalue show neighbors")
+        if needle in out:
+            return out
+        time.sleep(1.0)
+    pytest.fail(f"{node}: no {needle} in LLDP after {timeout}s: {out}")
+
+
 def test_lab_end_to_end(lab: LabState) -> None:
     state_dir = Path(lab.state_dir)
     st = status(state_dir)
@@ -115,6 +126,8 @@ def test_lab_end_to_end(lab: LabState) -> None:
         # factory state: FRR runs, with no BGP configured yet; the hostname is the node's
         assert "router bgp" not in s.vtysh("leaf1", "show running-config")
         assert s.check("leaf1", "hostname").strip() == "leaf1"
+        lldp = wait_lldp(s, "spine1", "lldp.swp1.chassis.name=leaf1")
+        assert "lldp.swp1.port.ifname=swp1" in lldp, lldp
 
         for node in BGP:
             s.vtysh(node, *bgp_config(node))
