@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from controller import clab
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
@@ -224,6 +225,48 @@ def render(
     out.print(
         f"[green]rendered[/] {len(rendered)} switches of {built.intent.name} "
         f"({built.intent.platform}) -> {out_dir}/ ({len(written)} files)"
+    )
+
+
+lab_app = typer.Typer(
+    help="The embedded virtual lab and containerlab topologies.", no_args_is_help=True
+)
+app.add_typer(lab_app, name="lab")
+
+
+@lab_app.command("export")
+def lab_export(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    kind: Annotated[
+        str, typer.Option("--kind", help="Switch kind: sonic-vs or linux (FRR).")
+    ] = "linux",
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Topology file (default: labs/<fabric>.clab.yml)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a containerlab topology of the fabric from the same cabling plan."""
+    try:
+        built = load_fabric(fabric)
+        target = out_file or clab.default_path(built)
+        content = clab.render(built, kind)  # type: ignore[arg-type]
+        writer.write_all(target.parent, {target.name: content})
+    except DpctlError as exc:
+        fail(exc, as_json)
+    summary = {
+        "ok": True,
+        "out": str(target),
+        "kind": kind,
+        "nodes": len(built.switches) + len(built.servers),
+        "links": len(built.links),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"[green]exported[/] {built.intent.name} ({kind}) -> {target}: "
+        f"{summary['nodes']} nodes, {summary['links']} links"
     )
 
 
