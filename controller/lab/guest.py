@@ -127,7 +127,7 @@ def wait_guest_ssh(
     last = "no attempt"
     while time.monotonic() < deadline:
         if not pid_alive(pid):
-            raise GuestBootError(f"QEMU (pid {pid}) exited during boot")
+            raise GuestBootError(f"QEMU (pid {pid}) exited during boot{_console_tail(key_path)}")
         if not _banner(port):
             time.sleep(0.5)
             continue
@@ -138,7 +138,21 @@ def wait_guest_ssh(
         time.sleep(0.5)
     raise GuestBootError(
         f"guest sshd not answering on 127.0.0.1:{port} after {timeout:.0f}s ({last})"
+        f"{_console_tail(key_path)}"
     )
+
+
+def _console_tail(key_path: Path, lines: int = 15) -> str:
+    """Last lines of QEMU's log and the guest console (removed after a failed up)."""
+    out = ""
+    for name in ("qemu.log", "console.log"):
+        try:
+            text = (key_path.parent / "guest" / name).read_text(errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            out += f"\n--- {name} (tail) ---\n" + "\n".join(text.splitlines()[-lines:])
+    return out
 
 
 def _banner(port: int) -> bool:

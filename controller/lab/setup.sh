@@ -38,7 +38,8 @@ if [[ -e "$CACHE/current/.ready" ]]; then
     echo "dpctl lab: kernel ready in $(readlink -f "$CACHE/current")"
     exit 0
 fi
-[[ -n "$(apt-cache policy linux-image-amd64 | awk '/Candidate:/{print $2}')" ]] || apt-get update -q
+cand=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/{print $2}')
+if [[ -z $cand || $cand == "(none)" ]]; then apt-get update -q; fi
 pkg=$(apt-cache depends linux-image-amd64 |
       awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [[ -n $pkg ]] || { echo "cannot resolve linux-image-amd64" >&2; exit 1; }

@@ -1,4 +1,4 @@
-"""containerlab topologies: every node and cable of the plan, valid kinds, unique endpoints, schema."""
+"""containerlab topologies: every node and cable of the plan, valid kinds, unique endpoints."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_deploy_without_containerlab_names_what_is_missing(tmp_path: Path) -> No
 
 @pytest.mark.skipif(
     shutil.which("containerlab") is None,
-    reason="containerlab is not installed (it needs a Docker engine, which this machine cannot run)",
+    reason="containerlab is not installed (it needs a Docker engine, which cannot run here)",
 )
 def test_deploy_with_containerlab(tmp_path: Path) -> None:  # pragma: no cover - needs Docker
     out = tmp_path / "lab.clab.yml"
