@@ -106,7 +106,7 @@ def _extract_vmlinux(bzimage: Path, out: Path) -> None:
         except lzma.LZMAError:
             elf = b""
         if elf.startswith(b"\x7fELF"):
-            tmp = out.with_suffix(".tmp")
+            tmp = out.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_bytes(elf)
             tmp.replace(out)
             return
@@ -156,7 +156,7 @@ def _build_initramfs(root: Path, version: str, out: Path) -> None:
         names.append(name)
     cpio.add_file("init", _stage1_script(names).encode(), 0o755)
     cpio.add_file("stage2", _stage2_script(modroot).encode(), 0o755)
-    tmp = out.with_suffix(".tmp")
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(cpio.finish())
     tmp.replace(out)
 
