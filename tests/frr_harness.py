@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FRR_INIT = Path("/usr/lib/frr/frrinit.sh")
-PREFIX = os.environ.get("DPCTL_TEST_PREFIX", "dpt-")
+# Unique per test process, so concurrent runs never share a namespace.
+PREFIX = os.environ.get("DPCTL_TEST_PREFIX", "dpt-") + f"{os.getpid()}-"
 DAEMONS = """zebra=yes
 bgpd=yes
 bfdd=yes
