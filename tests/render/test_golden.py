@@ -38,6 +38,11 @@ CASES: dict[str, dict[str, Any]] = {
         load_balancing={"mode": "wcmp"},
         roce={"enabled": False},
     ),
+    **{
+        f"{platform}-{mode}": _intent(SMALL, platform=platform, dual_leaf_mode=mode)
+        for platform in ("sonic", "asternos")
+        for mode in ("dual-arp", "evpn-mh")
+    },
 }
 
 
