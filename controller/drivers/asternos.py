@@ -1,0 +1,349 @@
+"""NAPALM driver for Asterfusion AsterNOS (CX864E-N / CX732Q-N): klish CLI over netmiko.
+
+The session is netmiko's ``asterfusion_asternos`` (netmiko >= 4.6): it enters ``sonic-cli``
+(klish) and sends ``terminal raw-output`` against paging; ``send_config_set`` enters
+``configure terminal``; ``save_config`` sends ``write`` and answers ``y``.
+
+A dpctl configuration for AsterNOS is one klish session text (``asternos.cli``). Replace commit:
+
+1. Rollback point: ``show running-config`` (klish) is captured and kept by the driver (and
+   written to ``optional_args["checkpoint_dir"]`` on the controller when given). Chosen over a
+   GCU ``config checkpoint`` from ``system bash`` because the klish running-config covers
+   everything AsterNOS manages, routing included, while a GCU checkpoint covers CONFIG_DB only
+   and where AsterNOS keeps its FRR configuration is not publicly documented. Restoring it
+   uses the same klish path a deploy uses.
+2. klish has no configure-replace: the driver sends ``no <line>`` (inside its parent context)
+   for every running line the candidate lacks, except under ``interface ethernet``,
+   ``interface mgmt``, ``hostname`` headers (physical objects: only their children are
+   negated), then the candidate's lines, all in one ``send_config_set`` that stops at the
+   first line AsterNOS rejects.
+3. On rejection the saved running-config is restored the same way and nothing is saved;
+   on success ``write`` (confirm ``y``).
+
+Merge commit skips the negations. ``revert_in`` is not supported (NotImplementedError).
+Getters: FRR JSON through klish (``show ip bgp summary json``, ``show ip route json``,
+``show evpn es detail json``); facts, interfaces and LLDP from the SONiC shell underneath
+(``system bash``: ``show version``, ``show interfaces status``/``description``,
+``ip -j link show``, ``docker exec lldp lldpctl -f json``), parsed as on community SONiC.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from napalm.base import NetworkDriver
+from napalm.base.exceptions import (
+    CommandErrorException,
+    CommitError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
+
+from controller.drivers import common
+from controller.drivers.bundle import unpack
+from controller.drivers.sonic import interfaces_from_tables, parse_show_version, parse_table
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+
+MAIN_FILE = "asternos.cli"
+KEEP = ("interface ethernet", "interface mgmt", "hostname")
+ERROR_PATTERN = r"^\s*%|Error:|Invalid input|Unknown command|Incomplete command|Ambiguous command"
+BASH_PROMPT = r"\$\s*$"
+KLISH_PROMPT = r"#\s*$"
+
+
+class CliSession(Protocol):
+    """The subset of a netmiko connection the driver uses."""
+
+    def send_command(self, command_string: str, **kwargs: Any) -> Any: ...
+
+    def send_config_set(self, config_commands: Sequence[str], **kwargs: Any) -> str: ...
+
+    def save_config(self) -> str: ...
+
+    def is_alive(self) -> bool: ...
+
+    def disconnect(self) -> None: ...
+
+
+SessionFactory = Callable[..., CliSession]
+
+
+def _netmiko_session(**params: Any) -> CliSession:
+    from netmiko import ConnectHandler
+
+    try:
+        session = cast(CliSession, ConnectHandler(**params))
+    except Exception as exc:  # never echo credentials: only the host and the error class
+        raise ConnectionException(
+            f"cannot connect to {params.get('host')}:{params.get('port')}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return session
+
+
+def session_lines(text: str) -> list[str]:
+    """The candidate's lines as they are sent: session commands, comments, blanks dropped."""
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("!") or line in ("configure terminal", "end", "write"):
+            continue
+        lines.append(line)
+    return lines
+
+
+class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
+    """NAPALM driver for AsterNOS (see the module docstring for the exact commands).
+
+    optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts, always
+    strict), ``key_file``, ``allow_agent`` (True), ``ssh_config_file``, ``checkpoint_dir``
+    (controller-side copies of rollback points), ``error_pattern`` (regex of a rejected
+    line), ``read_timeout`` (seconds, 300), ``connection_factory`` (tests: builds a session).
+    """
+
+    platform = "asternos"
+
+    def __init__(
+        self,
+        hostname: str,
+        username: str,
+        password: str,
+        timeout: int = 60,
+        optional_args: dict[str, Any] | None = None,
+    ) -> None:
+        args = dict(optional_args or {})
+        self.hostname = hostname
+        self.username = username
+        self._password = password  # kept only to open the session; never logged
+        self.timeout = timeout
+        self.port = int(args.get("port", 22))
+        self.known_hosts: str | None = args.get("known_hosts")
+        self.key_file: str | None = args.get("key_file")
+        self.allow_agent = bool(args.get("allow_agent", True))
+        self.ssh_config_file: str | None = args.get("ssh_config_file")
+        self.checkpoint_dir: str | None = args.get("checkpoint_dir")
+        self.error_pattern = str(args.get("error_pattern", ERROR_PATTERN))
+        self.read_timeout = float(args.get("read_timeout", 300))
+        self._factory: SessionFactory = args.get("connection_factory") or _netmiko_session
+        self._session: CliSession | None = None
+        self._candidate: str | None = None
+        self._replace = True
+        self._rollback_text: str | None = None
+        self.checkpoint_name: str | None = None
+
+    # ------------------------------------------------------------------ session
+
+    def open(self) -> None:
+        known = str(Path(self.known_hosts).expanduser()) if self.known_hosts else None
+        self._session = self._factory(
+            device_type="asterfusion_asternos",
+            host=self.hostname,
+            username=self.username,
+            password=self._password,
+            port=self.port,
+            timeout=self.timeout,
+            ssh_strict=True,
+            system_host_keys=known is None,
+            alt_host_keys=known is not None,
+            alt_key_file=known or "",
+            use_keys=self.key_file is not None,
+            key_file=self.key_file,
+            allow_agent=self.allow_agent,
+            ssh_config_file=self.ssh_config_file,
+        )
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.disconnect()
+            self._session = None
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": bool(self._session and self._session.is_alive())}
+
+    @property
+    def session(self) -> CliSession:
+        if self._session is None:
+            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
+        return self._session
+
+    def _show(self, command: str) -> str:
+        output = str(self.session.send_command(command, read_timeout=self.read_timeout))
+        if re.search(self.error_pattern, output, flags=re.M):
+            raise CommandErrorException(f"{self.hostname}: `{command}` failed: {output.strip()}")
+        return output
+
+    def _bash(self, commands: Sequence[str]) -> list[str]:
+        """Run commands in the SONiC shell under klish (``system bash``), then go back."""
+        self.session.send_command("system bash", expect_string=BASH_PROMPT)
+        try:
+            return [
+                str(
+                    self.session.send_command(
+                        c, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
+                    )
+                )
+                for c in commands
+            ]
+        finally:
+            self.session.send_command("exit", expect_string=KLISH_PROMPT)
+
+    # ---------------------------------------------------------------- candidate
+
+    def _load(self, filename: str | None, config: str | None, replace: bool) -> None:
+        if filename is not None:
+            config = Path(filename).read_text()
+        error = ReplaceConfigException if replace else MergeConfigException
+        if config is None:
+            raise error("give filename or config")
+        files = unpack(config, MAIN_FILE)
+        if set(files) != {MAIN_FILE}:
+            raise error(f"an AsterNOS bundle holds only {MAIN_FILE}, got {sorted(files)}")
+        self._candidate = files[MAIN_FILE]
+        self._replace = replace
+
+    def load_replace_candidate(
+        self, filename: str | None = None, config: str | None = None
+    ) -> None:
+        self._load(filename, config, replace=True)
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, replace=False)
+
+    def discard_config(self) -> None:
+        self._candidate = None
+
+    def _running(self) -> str:
+        return self._show("show running-config")
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        running = common.normalize_config(self._running())
+        if self._replace:
+            wanted = common.normalize_config(self._candidate)
+        else:
+            wanted = common.merge_config(running, self._candidate)
+        return common.unified_diff(running, wanted, MAIN_FILE)
+
+    def _commands(self, running: str, target: str, replace: bool) -> list[str]:
+        removals = common.negations(running, target, keep=KEEP) if replace else []
+        return [*removals, *session_lines(target)]
+
+    def _push(self, commands: list[str]) -> None:
+        from netmiko.exceptions import ConfigInvalidException
+
+        try:
+            self.session.send_config_set(
+                commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
+            )
+        except ConfigInvalidException as exc:
+            raise CommandErrorException(str(exc)) from exc
+
+    # ------------------------------------------------------------------ commit
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if revert_in is not None:
+            raise NotImplementedError(
+                "AsterNOS: klish has no commit-confirmed / timed rollback, and dpctl's rollback "
+                "point is the running-config this session holds, which no device-side timer "
+                "can replay; commit without revert_in and call rollback() if checks fail"
+            )
+        if self._candidate is None:
+            raise CommitError("no candidate loaded")
+        error = ReplaceConfigException if self._replace else MergeConfigException
+        try:
+            running = self._running()
+        except CommandErrorException as exc:
+            raise error(f"{self.hostname}: could not save a rollback point: {exc}") from exc
+        self._rollback_text = running
+        self.checkpoint_name = f"dpctl-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        if self.checkpoint_dir:
+            path = Path(self.checkpoint_dir) / f"{self.hostname}.{self.checkpoint_name}.cli"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(running)
+        try:
+            self._push(self._commands(running, self._candidate, self._replace))
+        except CommandErrorException as exc:
+            restored = self._restore(running)
+            raise error(
+                f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
+            ) from exc
+        self._candidate = None
+        self.session.save_config()
+
+    def _restore(self, saved: str) -> str:
+        try:
+            self._push(self._commands(self._running(), saved, replace=True))
+        except CommandErrorException as exc:
+            return f"RESTORE OF THE SAVED RUNNING-CONFIG FAILED ({exc})"
+        return "restored the saved running-config"
+
+    def rollback(self) -> None:
+        if self._rollback_text is None:
+            raise CommandErrorException("nothing to roll back: no commit in this session")
+        self._push(self._commands(self._running(), self._rollback_text, replace=True))
+        self.session.save_config()
+
+    # ----------------------------------------------------------------- getters
+
+    def get_config(
+        self,
+        retrieve: str = "all",
+        full: bool = False,
+        sanitized: bool = False,
+        format: str = "text",
+    ) -> dict[str, str]:
+        result = {"running": "", "startup": "", "candidate": ""}
+        if retrieve in ("all", "running"):
+            result["running"] = self._running()
+        if retrieve in ("all", "startup"):
+            result["startup"] = self._show("show startup-config")
+        if retrieve in ("all", "candidate") and self._candidate is not None:
+            result["candidate"] = self._candidate
+        return result
+
+    def get_facts(self) -> dict[str, Any]:
+        version, hostname, uptime, status = self._bash(
+            ["show version", "hostname", "cat /proc/uptime", "show interfaces status"]
+        )
+        facts = parse_show_version(version)
+        name = hostname.strip()
+        return {
+            "hostname": name,
+            "fqdn": name,
+            "vendor": "Asterfusion",
+            "model": facts.get("HwSKU", facts.get("Platform", "")),
+            "os_version": facts.get("SONiC Software Version", facts.get("Software Version", "")),
+            "serial_number": facts.get("Serial Number", ""),
+            "uptime": float(uptime.split()[0]),
+            "interface_list": sorted(
+                (row["Interface"] for row in parse_table(status)), key=common._natural
+            ),
+        }
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        status, descriptions, links = self._bash(
+            ["show interfaces status", "show interfaces description", "ip -j link show"]
+        )
+        return interfaces_from_tables(status, descriptions, common.load_json(links))
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        (output,) = self._bash(["sudo -n docker exec lldp lldpctl -f json"])
+        return common.lldp_neighbors(common.load_json(output))
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
+
+    def get_host_routes(self) -> list[HostRoute]:
+        return common.host_routes(common.load_json(self._show("show ip route json")))
+
+    def get_evpn_es(self) -> list[EthernetSegmentState]:
+        return common.evpn_es(common.load_json(self._show("show evpn es detail json")))
+
+    def get_maintenance(self) -> MaintenanceState:
+        return common.maintenance_state(self._running())

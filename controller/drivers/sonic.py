@@ -1,0 +1,570 @@
+"""NAPALM driver for community SONiC: CONFIG_DB via the Generic Config Updater, FRR in split mode.
+
+A dpctl configuration for SONiC is a bundle (controller/drivers/bundle.py) of ``config_db.json``
+(the tables dpctl manages) and ``frr.conf`` (sections ``! >>> zebra.conf`` / ``! >>> bgpd.conf``,
+one per split-mode daemon file). Commands, in the order a replace commit sends them:
+
+1. ``sudo -n config checkpoint dpctl-<ts>`` (GCU: CONFIG_DB to /etc/sonic/checkpoints) and, per
+   daemon, ``vtysh -c 'show running-config <daemon>'`` saved to
+   ``/tmp/dpctl/dpctl-<ts>.<daemon>.conf`` and copied into the FRR container: the rollback
+   point, taken before anything changes.
+2. ``sudo -n config replace /tmp/dpctl/candidate.config_db.json`` (falls back to ``config load -y``
+   when GCU is absent: a merge, so entries dpctl stopped rendering are *not* removed).
+3. per daemon: ``docker exec bgp /usr/lib/frr/frr-reload.py --reload --daemon <d> <file>`` when
+   frr-reload.py exists in the container (split mode needs ``--daemon``), else ``vtysh -f <file>``
+   (a merge).
+4. ``sudo -n config save -y`` and ``vtysh -c 'write memory'`` (split mode: one file per daemon).
+
+Any failure in 2-3 rolls back to the checkpoint and raises, and nothing is saved.
+
+The candidate CONFIG_DB is partial; the full target handed to ``config replace`` is the running
+CONFIG_DB with every table the candidate names replaced by the candidate's table. In
+``DEVICE_METADATA`` and ``PORT`` entries, fields the candidate does not set (mac, platform, ...)
+keep their running values. Tables the candidate does not name are left alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from napalm.base import NetworkDriver
+from napalm.base.exceptions import (
+    CommandErrorException,
+    CommitError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
+
+from controller.drivers import common
+from controller.drivers.bundle import pack, unpack
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+
+CONFIG_DB = "config_db.json"
+FRR_CONF = "frr.conf"
+DAEMONS = ("zebra.conf", "bgpd.conf")
+FIELD_MERGE_TABLES = frozenset({"DEVICE_METADATA", "PORT"})
+FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
+REMOTE_DIR = "/tmp/dpctl"
+REVERT_UNIT = "dpctl-revert"
+
+
+class Shell(Protocol):
+    """What the driver needs from a session: run a command (output, exit status), write a file."""
+
+    def run(self, command: str, timeout: float) -> tuple[str, int]: ...
+
+    def put(self, path: str, text: str) -> None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+ShellFactory = Callable[..., Shell]
+
+
+class ParamikoShell:
+    """SSH exec channels (exit status per command) + SFTP; unknown host keys are rejected."""
+
+    def __init__(
+        self,
+        hostname: str,
+        username: str,
+        password: str | None,
+        port: int,
+        timeout: float,
+        known_hosts: str | None,
+        key_file: str | None,
+        allow_agent: bool,
+    ) -> None:
+        import paramiko
+
+        client = paramiko.SSHClient()
+        if known_hosts:
+            client.load_host_keys(str(Path(known_hosts).expanduser()))
+        else:
+            client.load_system_host_keys()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            client.connect(
+                hostname,
+                port=port,
+                username=username,
+                password=password or None,
+                key_filename=key_file,
+                allow_agent=allow_agent,
+                look_for_keys=key_file is None and allow_agent,
+                timeout=timeout,
+            )
+        except Exception as exc:  # never echo credentials: only the host and the error class
+            raise ConnectionException(
+                f"cannot connect to {hostname}:{port}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._client = client
+
+    def run(self, command: str, timeout: float) -> tuple[str, int]:
+        _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
+        out = stdout.read().decode(errors="replace") + stderr.read().decode(errors="replace")
+        return out, stdout.channel.recv_exit_status()
+
+    def put(self, path: str, text: str) -> None:
+        with self._client.open_sftp() as sftp, sftp.open(path, "w") as handle:
+            handle.write(text)
+
+    def is_alive(self) -> bool:
+        transport = self._client.get_transport()
+        return bool(transport and transport.is_active())
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def parse_show_version(text: str) -> dict[str, str]:
+    """``show version``: ``Key: value`` lines (SONiC Software Version, HwSKU, Serial Number...)."""
+    facts: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith(" "):
+            facts.setdefault(key.strip(), value.strip())
+    return facts
+
+
+def parse_table(text: str) -> list[dict[str, str]]:
+    """A SONiC CLI table (header, dashed rule, rows; columns located by the rule's dashes)."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if index and re.fullmatch(r"[-\s]+", line) and "-" in line:
+            spans = [m.span() for m in re.finditer(r"-+", line)]
+            header = lines[index - 1]
+            break
+    else:
+        return []
+
+    def cut(row: str) -> list[str]:
+        cells = []
+        for i, (start, end) in enumerate(spans):
+            stop = spans[i + 1][0] if i + 1 < len(spans) else len(row)
+            cells.append(row[start : max(end, stop)].strip())
+        return cells
+
+    names = cut(header)
+    return [dict(zip(names, cut(row), strict=True)) for row in lines[index + 1 :] if row.strip()]
+
+
+def _speed_mbps(text: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([GM]?)", text.strip())
+    if not match:
+        return 0.0
+    value = float(match.group(1))
+    return value * 1000 if match.group(2) == "G" else value
+
+
+def interfaces_from_tables(
+    status: str, descriptions: str, links: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """NAPALM ``get_interfaces``: ``show interfaces status``/``description`` + ``ip -j link``."""
+    macs = {str(link.get("ifname")): str(link.get("address", "")) for link in links}
+    descr = {
+        row.get("Interface", ""): row.get("Description", "") for row in parse_table(descriptions)
+    }
+    result: dict[str, dict[str, Any]] = {}
+    for row in parse_table(status):
+        name = row.get("Interface", "")
+        if not name:
+            continue
+        mtu = row.get("MTU", "")
+        result[name] = {
+            "is_up": row.get("Oper", "") == "up",
+            "is_enabled": row.get("Admin", "") == "up",
+            "description": descr.get(name, "") or "",
+            "last_flapped": -1.0,
+            "speed": _speed_mbps(row.get("Speed", "")),
+            "mtu": int(mtu) if mtu.isdigit() else 0,
+            "mac_address": macs.get(name, ""),
+        }
+    return result
+
+
+def target_config_db(running: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """The whole CONFIG_DB ``config replace`` gets: running, with the candidate's tables."""
+    target = copy.deepcopy(running)
+    for table, entries in candidate.items():
+        if table not in FIELD_MERGE_TABLES:
+            target[table] = copy.deepcopy(entries)
+            continue
+        merged: dict[str, Any] = {}
+        for key, fields in entries.items():
+            merged[key] = {**running.get(table, {}).get(key, {}), **fields}
+        target[table] = merged
+    return target
+
+
+def dump_config_db(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=4, sort_keys=True) + "\n"
+
+
+class SonicDriver(NetworkDriver):  # type: ignore[misc]
+    """NAPALM driver for community SONiC (see the module docstring for the exact commands).
+
+    optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts),
+    ``key_file``, ``allow_agent`` (True), ``frr_container`` ("bgp"; "" runs FRR tools on the
+    host), ``command_timeout`` (seconds, 300), ``connection_factory`` (tests: builds a Shell).
+    """
+
+    platform = "sonic"
+
+    def __init__(
+        self,
+        hostname: str,
+        username: str,
+        password: str,
+        timeout: int = 60,
+        optional_args: dict[str, Any] | None = None,
+    ) -> None:
+        args = dict(optional_args or {})
+        self.hostname = hostname
+        self.username = username
+        self._password = password  # kept only to open the session; never logged
+        self.timeout = timeout
+        self.port = int(args.get("port", 22))
+        self.known_hosts: str | None = args.get("known_hosts")
+        self.key_file: str | None = args.get("key_file")
+        self.allow_agent = bool(args.get("allow_agent", True))
+        self.frr_container = str(args.get("frr_container", "bgp"))
+        self.command_timeout = float(args.get("command_timeout", 300))
+        self._factory: ShellFactory | None = args.get("connection_factory")
+        self._shell: Shell | None = None
+        self._candidate: dict[str, str] | None = None
+        self._replace = True
+        self._checkpoint: str | None = None
+        self._pending_revert = False
+        self._frr_reload: bool | None = None
+
+    # ------------------------------------------------------------------ session
+
+    def open(self) -> None:
+        params: dict[str, Any] = {
+            "hostname": self.hostname,
+            "username": self.username,
+            "password": self._password,
+            "port": self.port,
+            "timeout": float(self.timeout),
+            "known_hosts": self.known_hosts,
+            "key_file": self.key_file,
+            "allow_agent": self.allow_agent,
+        }
+        self._shell = (self._factory or ParamikoShell)(**params)
+
+    def close(self) -> None:
+        if self._shell is not None:
+            self._shell.close()
+            self._shell = None
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": bool(self._shell and self._shell.is_alive())}
+
+    @property
+    def shell(self) -> Shell:
+        if self._shell is None:
+            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
+        return self._shell
+
+    def _run(self, command: str, check: bool = True) -> str:
+        output, status = self.shell.run(command, self.command_timeout)
+        if check and status != 0:
+            raise CommandErrorException(f"{self.hostname}: `{command}` exited {status}: {output}")
+        return output
+
+    def _frr(self, argv: str) -> str:
+        """A command line run where FRR lives (the bgp container on SONiC)."""
+        if self.frr_container:
+            return f"sudo -n docker exec {shlex.quote(self.frr_container)} {argv}"
+        return f"sudo -n {argv}"
+
+    def _vtysh(self, command: str) -> str:
+        return self._run(self._frr(f"vtysh -c {shlex.quote(command)}"))
+
+    def _vtysh_json(self, command: str) -> Any:
+        return common.load_json(self._vtysh(command))
+
+    def _put_frr_file(self, name: str, text: str) -> str:
+        """Write a file where FRR's tools can read it; returns that path."""
+        path = f"{REMOTE_DIR}/{name}"
+        self._run(f"mkdir -p {REMOTE_DIR}")
+        self.shell.put(path, text)
+        if self.frr_container:
+            inside = path.replace("/dpctl/", "/dpctl-")
+            self._run(f"sudo -n docker cp {path} {shlex.quote(self.frr_container)}:{inside}")
+            return inside
+        return path
+
+    # ---------------------------------------------------------------- candidate
+
+    def _load(self, filename: str | None, config: str | None, replace: bool) -> None:
+        if filename is not None:
+            config = Path(filename).read_text()
+        if config is None:
+            raise (ReplaceConfigException if replace else MergeConfigException)(
+                "give filename or config"
+            )
+        files = unpack(config, CONFIG_DB if config.lstrip().startswith("{") else FRR_CONF)
+        unknown = set(files) - {CONFIG_DB, FRR_CONF}
+        if unknown:
+            raise (ReplaceConfigException if replace else MergeConfigException)(
+                f"unexpected files in a SONiC bundle: {sorted(unknown)}"
+            )
+        if CONFIG_DB in files:
+            try:
+                json.loads(files[CONFIG_DB])
+            except json.JSONDecodeError as exc:
+                raise (ReplaceConfigException if replace else MergeConfigException)(
+                    f"candidate {CONFIG_DB} is not JSON: {exc}"
+                ) from exc
+        self._candidate = files
+        self._replace = replace
+
+    def load_replace_candidate(
+        self, filename: str | None = None, config: str | None = None
+    ) -> None:
+        self._load(filename, config, replace=True)
+
+    def load_merge_candidate(self, filename: str | None = None, config: str | None = None) -> None:
+        self._load(filename, config, replace=False)
+
+    def discard_config(self) -> None:
+        self._candidate = None
+
+    def _running_config_db(self) -> dict[str, Any]:
+        data = common.load_json(self._run("sudo -n show runningconfiguration all"))
+        if not isinstance(data, dict):
+            raise common.OutputError("running CONFIG_DB is not an object")
+        return data
+
+    def _running_frr(self, daemon: str) -> str:
+        return self._vtysh(f"show running-config {daemon.removesuffix('.conf')}")
+
+    def _target_db(self, running: dict[str, Any]) -> dict[str, Any]:
+        assert self._candidate is not None
+        candidate = json.loads(self._candidate[CONFIG_DB])
+        if self._replace:
+            return target_config_db(running, candidate)
+        merged = copy.deepcopy(running)
+        for table, entries in candidate.items():
+            for key, fields in entries.items():
+                merged.setdefault(table, {}).setdefault(key, {}).update(fields)
+        return merged
+
+    def _candidate_frr(self) -> dict[str, str]:
+        assert self._candidate is not None
+        text = self._candidate.get(FRR_CONF)
+        if text is None:
+            return {}
+        return common.split_daemons(text, default="bgpd.conf")
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        parts: list[str] = []
+        if CONFIG_DB in self._candidate:
+            running = self._running_config_db()
+            parts.append(
+                common.unified_diff(
+                    dump_config_db(running), dump_config_db(self._target_db(running)), CONFIG_DB
+                )
+            )
+        for daemon, text in self._candidate_frr().items():
+            running_text = common.normalize_config(self._running_frr(daemon), drop=("hostname",))
+            wanted = common.normalize_config(text, drop=("hostname",))
+            if not self._replace:
+                wanted = common.merge_config(running_text, wanted)
+            parts.append(common.unified_diff(running_text, wanted, daemon))
+        return "".join(parts)
+
+    # ------------------------------------------------------------------ commit
+
+    def _has_frr_reload(self) -> bool:
+        if self._frr_reload is None:
+            _, status = self.shell.run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
+            self._frr_reload = status == 0
+        return self._frr_reload
+
+    def _save_rollback_point(self, name: str) -> None:
+        self._run(f"sudo -n config checkpoint {name}")
+        for daemon in DAEMONS:
+            self._put_frr_file(f"{name}.{daemon}", self._running_frr(daemon))
+        self._checkpoint = name
+
+    def _apply_frr(self, daemon: str, text: str, replace: bool) -> None:
+        path = self._put_frr_file(f"candidate.{daemon}", text)
+        name = daemon.removesuffix(".conf")
+        if replace and self._has_frr_reload():
+            self._run(self._frr(f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"))
+        else:
+            self._run(self._frr(f"vtysh -f {path}"))
+
+    def _restore_commands(self, checkpoint: str) -> list[str]:
+        commands = [f"sudo -n config rollback {checkpoint}"]
+        prefix = "/tmp/dpctl-" if self.frr_container else f"{REMOTE_DIR}/"
+        for daemon in DAEMONS:
+            path = f"{prefix}{checkpoint}.{daemon}"
+            name = daemon.removesuffix(".conf")
+            if self._has_frr_reload():
+                commands.append(self._frr(f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"))
+            else:
+                commands.append(self._frr(f"vtysh -f {path}"))
+        return commands
+
+    def _save(self) -> None:
+        self._run("sudo -n config save -y")
+        self._run(self._frr("vtysh -c 'write memory'"))
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if self._candidate is None:
+            raise CommitError("no candidate loaded")
+        if self._pending_revert:
+            raise CommitError("a commit is pending confirmation: confirm_commit() or rollback()")
+        error = ReplaceConfigException if self._replace else MergeConfigException
+        checkpoint = f"dpctl-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        try:
+            self._save_rollback_point(checkpoint)
+        except CommandErrorException as exc:
+            raise error(
+                f"{self.hostname}: could not save a rollback point, nothing applied: {exc}"
+            ) from exc
+        try:
+            if CONFIG_DB in self._candidate:
+                running = self._running_config_db()
+                path = f"{REMOTE_DIR}/candidate.{CONFIG_DB}"
+                self.shell.put(path, dump_config_db(self._target_db(running)))
+                output, status = self.shell.run(
+                    f"sudo -n config replace {path}", self.command_timeout
+                )
+                if status != 0 and "No such command" in output:
+                    # GCU missing (older images): `config load` merges on top of CONFIG_DB.
+                    self._run(f"sudo -n config load -y {path}")
+                elif status != 0:
+                    raise CommandErrorException(f"`config replace` exited {status}: {output}")
+            for daemon, text in self._candidate_frr().items():
+                self._apply_frr(daemon, text, self._replace)
+        except CommandErrorException as exc:
+            restored = self._try_restore(checkpoint)
+            raise error(
+                f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
+            ) from exc
+        self._candidate = None
+        if revert_in is not None:
+            script = " && ".join(self._restore_commands(checkpoint))
+            self._run(
+                f"sudo -n systemd-run --unit={REVERT_UNIT} --on-active={int(revert_in)} "
+                f"/bin/sh -c {shlex.quote(script.replace('sudo -n ', ''))}"
+            )
+            self._pending_revert = True
+            return
+        self._save()
+
+    def _try_restore(self, checkpoint: str) -> str:
+        try:
+            for command in self._restore_commands(checkpoint):
+                self._run(command)
+        except CommandErrorException as exc:
+            return f"ROLLBACK TO {checkpoint} FAILED ({exc})"
+        return f"rolled back to {checkpoint}"
+
+    def has_pending_commit(self) -> bool:
+        return self._pending_revert
+
+    def confirm_commit(self) -> None:
+        if not self._pending_revert:
+            raise CommitError("no commit is pending confirmation")
+        self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
+        self._pending_revert = False
+        self._save()
+
+    def rollback(self) -> None:
+        if self._checkpoint is None:
+            raise CommandErrorException("nothing to roll back: no commit in this session")
+        if self._pending_revert:
+            self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
+            self._pending_revert = False
+        for command in self._restore_commands(self._checkpoint):
+            self._run(command)
+        self._save()
+
+    # ----------------------------------------------------------------- getters
+
+    def get_config(
+        self,
+        retrieve: str = "all",
+        full: bool = False,
+        sanitized: bool = False,
+        format: str = "text",
+    ) -> dict[str, str]:
+        result = {"running": "", "startup": "", "candidate": ""}
+        if retrieve in ("all", "running"):
+            frr = "".join(f"! >>> {d}\n{self._running_frr(d)}" for d in DAEMONS)
+            result["running"] = pack(
+                {CONFIG_DB: dump_config_db(self._running_config_db()), FRR_CONF: frr}
+            )
+        if retrieve in ("all", "startup"):
+            saved = common.load_json(self._run("cat /etc/sonic/config_db.json"))
+            frr = "".join(
+                f"! >>> {d}\n{self._run(f'sudo -n cat /etc/sonic/frr/{d}', check=False)}"
+                for d in DAEMONS
+            )
+            result["startup"] = pack({CONFIG_DB: dump_config_db(saved), FRR_CONF: frr})
+        if retrieve in ("all", "candidate") and self._candidate is not None:
+            result["candidate"] = pack(self._candidate)
+        return result
+
+    def get_facts(self) -> dict[str, Any]:
+        version = parse_show_version(self._run("show version"))
+        hostname = self._run("hostname").strip()
+        uptime = float(self._run("cat /proc/uptime").split()[0])
+        interfaces = sorted(
+            (row["Interface"] for row in parse_table(self._run("show interfaces status"))),
+            key=common._natural,
+        )
+        return {
+            "hostname": hostname,
+            "fqdn": hostname,
+            "vendor": "SONiC",
+            "model": version.get("HwSKU", ""),
+            "os_version": version.get("SONiC Software Version", ""),
+            "serial_number": version.get("Serial Number", ""),
+            "uptime": uptime,
+            "interface_list": interfaces,
+        }
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        links = common.load_json(self._run("ip -j link show"))
+        return interfaces_from_tables(
+            self._run("show interfaces status"), self._run("show interfaces description"), links
+        )
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        return common.bgp_neighbors(
+            self._vtysh_json("show bgp vrf all summary json"),
+            self._vtysh_json("show bgp vrf all neighbors json"),
+        )
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        return common.lldp_neighbors(
+            common.load_json(self._run("sudo -n docker exec lldp lldpctl -f json"))
+        )
+
+    def get_host_routes(self) -> list[HostRoute]:
+        return common.host_routes(self._vtysh_json("show ip route json"))
+
+    def get_evpn_es(self) -> list[EthernetSegmentState]:
+        return common.evpn_es(self._vtysh_json("show evpn es detail json"))
+
+    def get_maintenance(self) -> MaintenanceState:
+        return common.maintenance_state(self._vtysh("show running-config"))
