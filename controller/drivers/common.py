@@ -18,6 +18,14 @@ from typing import Any
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
 
 FRR_DAEMON_MARKER = "! >>> "
+FRR_GLOBAL_LINES = (
+    "hostname",
+    "log ",
+    "service integrated-vtysh-config",
+    "no service integrated-vtysh-config",
+)
+"""vtysh-wide lines every daemon's ``show running-config <daemon>`` repeats: left out of
+per-daemon diffs (a change to them is not reported there)."""
 """Rendered SONiC frr.conf holds one section per split-mode daemon file: ``! >>> bgpd.conf``."""
 
 # Route-maps dpctl renders toward the fabric (controller/render/device.py): isolated means they
@@ -248,14 +256,17 @@ def merge_config(base: str, extra: str) -> str:
 
 def negations(running: str, candidate: str, keep: Iterable[str] = ()) -> list[str]:
     """Commands that remove what ``running`` has and ``candidate`` lacks (Cisco ``no`` form),
-    each wrapped in its parents' context lines and an ``exit`` per level. Top-level lines
+    each wrapped in its parents' context lines and an ``exit`` per level, in reverse running
+    order. Top-level lines
     starting with a prefix in ``keep`` are never removed (only their children are)."""
     keep_prefixes = tuple(keep)
     commands: list[str] = []
 
     def walk(old: list[Node], new: list[Node], parents: list[str]) -> None:
         new_by_line = {n.line: n for n in new}
-        for node in old:
+        # Last first: a running config lists what others depend on (VLANs, prefix-lists)
+        # before its users (members, route-maps), so removals go in reverse.
+        for node in reversed(old):
             match = new_by_line.get(node.line)
             if match is not None:
                 walk(node.children, match.children, [*parents, node.line])
@@ -352,7 +363,9 @@ def lldp_neighbors(data: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
         entries = item.items() if isinstance(item, dict) else []
         for local, info in entries:
             chassis_name, chassis = _single_key(info.get("chassis", {}))
-            if not chassis_name or chassis_name == "id":
+            if chassis_name == "id":  # no system name announced: the chassis id stands in
+                chassis_name = str(chassis.get("value", ""))
+            elif not chassis_name:
                 chassis_name = str(chassis.get("id", {}).get("value", ""))
             port = info.get("port", {})
             remote_port = str(port.get("id", {}).get("value", "") or port.get("descr", ""))

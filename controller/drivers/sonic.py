@@ -381,8 +381,10 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
                 )
             )
         for daemon, text in self._candidate_frr().items():
-            running_text = common.normalize_config(self._running_frr(daemon), drop=("hostname",))
-            wanted = common.normalize_config(text, drop=("hostname",))
+            running_text = common.normalize_config(
+                self._running_frr(daemon), drop=common.FRR_GLOBAL_LINES
+            )
+            wanted = common.normalize_config(text, drop=common.FRR_GLOBAL_LINES)
             if not self._replace:
                 wanted = common.merge_config(running_text, wanted)
             parts.append(common.unified_diff(running_text, wanted, daemon))

@@ -1,0 +1,187 @@
+"""Mocked devices for the SONiC and AsterNOS NAPALM drivers (NAPALM's mocked-device pattern).
+
+Every command a driver sends is answered from ``mocked/<platform>/<slug>.txt|json``, the slug
+being the command with each run of non-alphanumerics turned into ``_`` (and the checkpoint
+timestamp into ``TS``). A command with no recording fails the test, so the recordings list
+exactly what the drivers send. Mutating commands with no recorded output answer "" / exit 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MOCKED = Path(__file__).parent / "mocked"
+TS = re.compile(r"dpctl-\d{8}-\d{6}")
+
+# Commands whose output nobody parses: exit 0 and no output unless a recording exists.
+SILENT = (
+    "mkdir -p ",
+    "sudo -n docker cp ",
+    "sudo -n docker exec bgp test -x ",
+    "sudo -n docker exec bgp /usr/lib/frr/frr-reload.py --reload",
+    "sudo -n docker exec bgp vtysh -f ",
+    "sudo -n docker exec bgp vtysh -c 'write memory'",
+    "sudo -n systemd-run ",
+    "sudo -n systemctl stop ",
+)
+
+
+def slug(command: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", TS.sub("dpctl-TS", command)).strip("_")
+
+
+def recorded(platform: str, command: str) -> str | None:
+    if len(slug(command)) > 200:  # long one-off commands (timers) are never recorded
+        return None
+    for ext in ("txt", "json"):
+        path = MOCKED / platform / f"{slug(command)}.{ext}"
+        if path.exists():
+            return path.read_text()
+    return None
+
+
+class FakeShell:
+    """Stands in for ParamikoShell: answers from recordings, logs commands and uploads."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+        self.commands: list[str] = []
+        self.files: dict[str, str] = {}
+        self.failures: dict[str, tuple[str, int]] = {}  # command prefix -> (output, status)
+        self.overrides: dict[str, str] = {}  # command -> output
+        self.alive = True
+
+    def run(self, command: str, timeout: float) -> tuple[str, int]:
+        self.commands.append(command)
+        for prefix, answer in self.failures.items():
+            if command.startswith(prefix):
+                return answer
+        if command in self.overrides:
+            return self.overrides[command], 0
+        text = recorded("sonic", command)
+        if text is not None:
+            return text, 0
+        if command.startswith(SILENT):
+            return "", 0
+        raise AssertionError(f"unrecorded command sent to the mocked SONiC device: {command!r}")
+
+    def put(self, path: str, text: str) -> None:
+        self.commands.append(f"<put {path}>")
+        self.files[path] = text
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+    def close(self) -> None:
+        self.alive = False
+
+
+class FakeConfigInvalid(Exception):
+    pass
+
+
+class FakeSession:
+    """Stands in for netmiko's AsterfusionAsterNOSSSH (klish, ``system bash`` below it)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+        self.log: list[tuple[str, Any]] = []
+        self.mode = "klish"
+        self.reject: set[str] = set()  # config lines AsterNOS answers with an error
+        self.overrides: dict[str, str] = {}
+        self.alive = True
+
+    def send_command(self, command_string: str, **kwargs: Any) -> str:
+        self.log.append(("command", command_string))
+        if command_string == "system bash":
+            self.mode = "bash"
+            return ""
+        if command_string == "exit" and self.mode == "bash":
+            self.mode = "klish"
+            return ""
+        if command_string in self.overrides:
+            return self.overrides[command_string]
+        folder = "asternos/bash" if self.mode == "bash" else "asternos"
+        text = recorded(folder, command_string)
+        if text is None:
+            raise AssertionError(f"unrecorded {self.mode} command: {command_string!r}")
+        return text
+
+    def send_config_set(self, config_commands: Sequence[str], **kwargs: Any) -> str:
+        from netmiko.exceptions import ConfigInvalidException
+
+        assert self.mode == "klish"
+        sent = list(config_commands)
+        self.log.append(("config", sent))
+        pattern = kwargs.get("error_pattern", "")
+        output = ["configure terminal"]
+        for line in sent:
+            output.append(line)
+            if line in self.reject:
+                output.append("% Error: Invalid input detected at '^' marker.")
+                if pattern and re.search(pattern, "\n".join(output), flags=re.M):
+                    raise ConfigInvalidException(
+                        f"Invalid input detected at command: {line}\n" + "\n".join(output)
+                    )
+        return "\n".join(output)
+
+    def save_config(self) -> str:
+        self.log.append(("save", None))
+        return "write\nAre you sure to save the configuration? [y/N]: y\nSave succeeded"
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+    def disconnect(self) -> None:
+        self.alive = False
+
+
+@pytest.fixture
+def sonic() -> Any:
+    from controller.drivers.sonic import SonicDriver
+
+    shells: list[FakeShell] = []
+
+    def factory(**params: Any) -> FakeShell:
+        shells.append(FakeShell(**params))
+        return shells[-1]
+
+    driver = SonicDriver(
+        "p1-g1-leaf1",
+        "admin",
+        "not-logged",
+        optional_args={"known_hosts": "/tmp/known_hosts", "connection_factory": factory},
+    )
+    driver.open()
+    driver.fake = shells[0]
+    return driver
+
+
+@pytest.fixture
+def asternos(tmp_path: Path) -> Any:
+    from controller.drivers.asternos import AsterNOSDriver
+
+    sessions: list[FakeSession] = []
+
+    def factory(**params: Any) -> FakeSession:
+        sessions.append(FakeSession(**params))
+        return sessions[-1]
+
+    driver = AsterNOSDriver(
+        "p1-g1-leaf1",
+        "admin",
+        "not-logged",
+        optional_args={
+            "known_hosts": "/tmp/known_hosts",
+            "connection_factory": factory,
+            "checkpoint_dir": str(tmp_path / "checkpoints"),
+        },
+    )
+    driver.open()
+    driver.fake = sessions[0]
+    return driver
