@@ -202,8 +202,13 @@ def config_tree(text: str) -> list[Node]:
         indent = len(raw) - len(raw.lstrip(" "))
         while stack[-1][0] >= indent:
             stack.pop()
-        node = Node(stripped)
-        stack[-1][1].children.append(node)
+        parent = stack[-1][1]
+        # A block opened twice (``interface ethernet 0/0`` for breakout, then for the port)
+        # is one block, as the device's running-config shows it.
+        node = next((n for n in parent.children if n.line == stripped and n.children), None)
+        if node is None:
+            node = Node(stripped)
+            parent.children.append(node)
         stack.append((indent, node))
     return root.children
 
