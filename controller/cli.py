@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from controller import clab
+from controller import clab, labfabric
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
@@ -232,6 +232,108 @@ lab_app = typer.Typer(
     help="The embedded virtual lab and containerlab topologies.", no_args_is_help=True
 )
 app.add_typer(lab_app, name="lab")
+
+
+LabDirOpt = Annotated[
+    Path | None, typer.Option("--state-dir", help="Lab state folder (default: .lab/<fabric name>).")
+]
+
+
+@lab_app.command("up")
+def lab_up(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    bare_servers: Annotated[
+        bool,
+        typer.Option("--bare-servers", help="Servers get only their ports, management and SSH."),
+    ] = False,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            "--runtime",
+            help="embedded (namespaces + FRR, in a QEMU guest if needed) or containerlab.",
+        ),
+    ] = "embedded",
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the fabric's lab: switches at factory state (empty FRR), servers with their NICs."""
+    try:
+        built = load_fabric(fabric)
+        if runtime == "containerlab":
+            target = clab.default_path(built)
+            writer.write_all(target.parent, {target.name: clab.render(built, "linux")})
+            result: dict[str, Any] = {"runtime": runtime, "output": clab.deploy(target)}
+        elif runtime == "embedded":
+            sdir = state_dir or labfabric.lab_dir(built.intent.name)
+            with err.status(
+                f"building lab {built.intent.name} ({len(built.switches)} switches, "
+                f"{len(built.servers)} servers)..."
+            ):
+                result = labfabric.bring_up(built, sdir, bare_servers=bare_servers)
+        else:
+            raise DpctlError("--runtime", f"unknown runtime {runtime!r}: embedded or containerlab")
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **result})
+        return
+    timings = result.get("timings", {})
+    out.print(
+        f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}) in "
+        f"{timings.get('up_s', '?')} s; servers: {len(result.get('servers', {}))} provisioned"
+    )
+
+
+@lab_app.command("status")
+def lab_status(
+    fabric: FabricOpt = DEFAULT_FABRIC, state_dir: LabDirOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Show every lab node: role, plane, running, SSH address."""
+    from controller.lab import LabError, status
+
+    try:
+        name = load_intent(fabric).name
+        sdir = state_dir or labfabric.lab_dir(name)
+        report = status(sdir)
+    except LabError as exc:
+        fail(DpctlError("lab", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(report)
+        return
+    table = Table(title=f"lab {name} ({report.get('mode')})")
+    for col in ("node", "role", "plane", "running", "ssh"):
+        table.add_column(col)
+    for node, info in report["nodes"].items():
+        table.add_row(
+            node,
+            info["role"],
+            str(info["plane"] or "-"),
+            "[green]yes[/]" if info["running"] else "[red]no[/]",
+            info["ssh"],
+        )
+    out.print(table)
+
+
+@lab_app.command("down")
+def lab_down(
+    fabric: FabricOpt = DEFAULT_FABRIC, state_dir: LabDirOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Remove everything the lab made (also after a crash): guest, namespaces, processes."""
+    from controller.lab import LabError, down
+
+    try:
+        name = load_intent(fabric).name
+        report = down(state_dir or labfabric.lab_dir(name), prefix=labfabric.DEFAULT_PREFIX)
+    except LabError as exc:
+        fail(DpctlError("lab", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **report})
+        return
+    out.print(f"[green]lab down[/] {name}: {report}")
 
 
 @lab_app.command("export")

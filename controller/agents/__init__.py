@@ -1,0 +1,1 @@
+"""Small stdlib-only programs dpctl copies to switches and runs there."""

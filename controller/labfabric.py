@@ -1,0 +1,165 @@
+"""The embedded lab of a fabric: its cabling plan as lab topology, and its servers' NIC set-up.
+
+The lab builder (`controller.lab`) makes namespaces, veth cables named as the plan's ports,
+FRR and sshd; this module says what to build from the fabric facts, and how a GPU server's
+image would bring up its NICs. Switches stay at factory state: `dpctl deploy` configures them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from controller.errors import DpctlError
+from controller.facts import Fabric, Nic, Server
+from controller.lab import LabCable, LabNode, LabTopology
+from controller.lab.topology import mgmt_addresses
+
+DEFAULT_PREFIX = os.environ.get("DPCTL_LAB_PREFIX", "dpl-")
+SERVER_MTU = 9000
+FAILBACK_HOLD_MS = 10_000
+"""Dual-ARP: a port that comes back waits this long before carrying traffic again
+(lab-facts: switching back at once lost 3.3 s while the leaf's BGP came up; 10 s lost 0)."""
+NIC_TABLE_BASE = 100
+ARP_KEEPALIVE_S = 2
+
+
+class LabFabricError(DpctlError):
+    """The fabric cannot be built as a lab."""
+
+
+def lab_dir(fabric_name: str) -> Path:
+    return Path(os.environ.get("DPCTL_LAB_DIR", ".lab")) / fabric_name
+
+
+def lab_topology(fabric: Fabric) -> LabTopology:
+    """Nodes in facts order (switches, then servers), so the lab hands out the fabric's
+    management addresses; ports and cables exactly as in the cabling plan."""
+    ports: dict[str, list[str]] = {s.name: [] for s in fabric.switches}
+    ports.update({s.name: [] for s in fabric.servers})
+    cables = []
+    for link in fabric.links:
+        ports[link.a_device].append(link.a_port)
+        ports[link.z_device].append(link.z_port)
+        cables.append(LabCable(link.a_device, link.a_port, link.z_device, link.z_port))
+    nodes = [
+        LabNode(s.name, "switch", s.role, s.plane, tuple(ports[s.name])) for s in fabric.switches
+    ] + [LabNode(s.name, "server", "server", None, tuple(ports[s.name])) for s in fabric.servers]
+    topo = LabTopology(
+        name=fabric.intent.name,
+        nodes=tuple(nodes),
+        cables=tuple(cables),
+        mgmt_subnet=str(fabric.intent.addressing.management),
+    )
+    _check_mgmt(fabric, topo)
+    return topo
+
+
+def _check_mgmt(fabric: Fabric, topo: LabTopology) -> None:
+    gateway, addresses, _ = mgmt_addresses(topo)
+    expected = {s.name: s.mgmt_ip for s in fabric.switches}
+    expected.update({s.name: s.mgmt_ip for s in fabric.servers})
+    if gateway != fabric.mgmt_gateway or addresses != expected:
+        raise LabFabricError(
+            "addressing.management", "the lab would not give nodes the fabric's addresses"
+        )
+
+
+def bond_name(nic: Nic) -> str:
+    return f"gpu{nic.rail}"
+
+
+def server_setup_script(fabric: Fabric, server: Server) -> str:
+    """Shell script a server image would run: one bond per GPU NIC over its two ports.
+
+    EVPN-MH: LACP (802.3ad) towards the leaf pair, which presents one ES. Dual-ARP: both
+    ports active (balance-xor), every ARP frame sent out of both ports (tc mirred), and a
+    hold before a returning port carries traffic. Each NIC routes the rail pool through its
+    own gateway from its own address (source-based table), as multi-rail servers do.
+    """
+    evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
+    pool = str(fabric.intent.addressing.rail_subnets)
+    ip_lines: list[str] = []
+    tc_lines: list[str] = []
+    pings: list[str] = []
+    for nic in server.nics:
+        bond = bond_name(nic)
+        table = NIC_TABLE_BASE + nic.rail
+        mode = (
+            "mode 802.3ad lacp_rate fast xmit_hash_policy layer3+4 miimon 100"
+            if evpn
+            else f"mode balance-xor xmit_hash_policy layer3+4 miimon 100 updelay {FAILBACK_HOLD_MS}"
+        )
+        ip_lines += [f"link add {bond} type bond {mode}"]
+        for port in nic.ports:
+            ip_lines += [f"link set {port} down", f"link set {port} master {bond}"]
+        ip_lines += [
+            f"link set {bond} mtu {SERVER_MTU} up",
+            f"address add {nic.ip}/{nic.prefixlen} dev {bond}",
+            f"rule add from {nic.ip} table {table} priority {table}",
+            f"route add {pool} via {nic.gateway} dev {bond} table {table}",
+        ]
+        if not evpn:
+            port_a, port_b = nic.ports
+            tc_lines += [
+                f"qdisc add dev {bond} clsact",
+                f"filter add dev {bond} egress protocol arp u32 match u32 0 0 "
+                f"action mirred egress mirror dev {port_a} "
+                f"action mirred egress redirect dev {port_b}",
+            ]
+        # A slow keep-alive to the gateway: the ARP it refreshes goes out of both ports
+        # (dual-ARP) or is synced over EVPN, so the leaves keep the host's entry, and so
+        # its /32, alive without waiting for application traffic.
+        pings.append(
+            f"setsid -f ping -q -i {ARP_KEEPALIVE_S} -I {nic.ip} {nic.gateway} "
+            "</dev/null >/dev/null 2>&1"
+        )
+    script = ["set -e", "ip -batch - <<'EOF'", *ip_lines, "EOF"]
+    if tc_lines:
+        script += ["tc -batch - <<'EOF'", *tc_lines, "EOF"]
+    # Announce every NIC: the leaves learn its ARP entry and turn it into a host route.
+    script += pings
+    return "\n".join(script) + "\n"
+
+
+def server_summary(fabric: Fabric) -> dict[str, Any]:
+    return {
+        s.name: {"nics": [{"rail": n.rail, "ip": n.ip, "bond": bond_name(n)} for n in s.nics]}
+        for s in fabric.servers
+    }
+
+
+def provision_servers(fabric: Fabric, state_dir: Path) -> dict[str, str]:
+    """Run each server's NIC set-up over its SSH (as its image would at boot)."""
+    from controller.lab import LabSession
+
+    results: dict[str, str] = {}
+    with LabSession.open(state_dir) as session:
+        for server in fabric.servers:
+            rc, _, err = session.run(
+                server.name, "sh -s", stdin=server_setup_script(fabric, server).encode()
+            )
+            if rc != 0:
+                raise LabFabricError(server.name, f"NIC set-up failed: {err.strip()[-300:]}")
+            results[server.name] = "provisioned"
+    return results
+
+
+def bring_up(
+    fabric: Fabric, state_dir: Path, prefix: str = DEFAULT_PREFIX, bare_servers: bool = False
+) -> dict[str, Any]:
+    """Build the fabric's lab at factory state; provision servers unless bare."""
+    from controller.lab import LabError, up
+
+    try:
+        state = up(lab_topology(fabric), state_dir, prefix=prefix)
+        servers = {} if bare_servers else provision_servers(fabric, state_dir)
+    except LabError as exc:
+        raise LabFabricError(fabric.intent.name, f"lab up failed: {exc}") from None
+    except LabFabricError:
+        from controller.lab import down
+
+        down(state_dir, prefix=prefix)
+        raise
+    return {"name": state.name, "mode": state.mode, "timings": state.timings, "servers": servers}
