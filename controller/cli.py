@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -226,6 +227,175 @@ def render(
         f"[green]rendered[/] {len(rendered)} switches of {built.intent.name} "
         f"({built.intent.platform}) -> {out_dir}/ ({len(written)} files)"
     )
+
+
+PlaneOpt = Annotated[
+    int | None, typer.Option("--plane", min=1, max=2, help="Only this plane's switches.")
+]
+
+
+class Progress:
+    """A live per-device progress bar on a terminal; silent in CI and with --json."""
+
+    def __init__(self, total: int, label: str, enabled: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        self.enabled = enabled and err.is_terminal and not os.environ.get("CI")
+        self._bar = RichProgress(
+            TextColumn(label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not self.enabled,
+        )
+        self._task = self._bar.add_task(label, total=total)
+
+    def __enter__(self) -> Progress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(None, None, None)
+
+    def __call__(self, device: str, status: str) -> None:
+        if status in ("ok", "failed", "checked"):
+            self._bar.advance(self._task)
+
+
+@app.command()
+def deploy(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    plane: PlaneOpt = None,
+    device: Annotated[str | None, typer.Option("--device", "-d", help="Only this switch.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
+    ] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print each device's diff.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Push the rendered configs (replace), post-check each switch, roll back a failing one."""
+    from controller.deploy import deploy as run_deploy
+
+    try:
+        built = load_fabric(fabric)
+        count = len(built.switches_in(plane=plane)) if device is None else 1
+        with Progress(count, "deploy" + (" (dry run)" if dry_run else ""), not as_json) as bar:
+            outcomes = run_deploy(built, plane=plane, device=device, dry_run=dry_run, progress=bar)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    failed = [n for n, o in outcomes.items() if not o.ok]
+    if as_json:
+        print_json(
+            {
+                "ok": not failed,
+                "dry_run": dry_run,
+                "devices": {
+                    n: {k: v for k, v in o.to_dict().items() if diff or dry_run or k != "diff"}
+                    for n, o in outcomes.items()
+                },
+            }
+        )
+    else:
+        table = Table(title=f"deploy {built.intent.name}" + (" (dry run)" if dry_run else ""))
+        for col in ("device", "result", "changed", "seconds", "detail"):
+            table.add_column(col)
+        for name, o in outcomes.items():
+            result = (
+                "[green]ok[/]"
+                if o.ok
+                else ("[yellow]rolled back[/]" if o.rolled_back else "[red]failed[/]")
+            )
+            table.add_row(
+                name,
+                result,
+                "yes" if o.changed else "no",
+                f"{o.seconds:.1f}",
+                o.error or (o.backup and f"backup {o.backup}") or "",
+            )
+        out.print(table)
+        if diff or dry_run:
+            for name, o in outcomes.items():
+                if o.diff:
+                    out.print(f"[bold]--- {name}[/]")
+                    out.print(o.diff, markup=False, highlight=False)
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def verify(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    plane: PlaneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the live fabric against the intent: BGP, LLDP, routes, EVPN ES, RoCE, drain state."""
+    from controller.verify import verify as run_verify
+
+    try:
+        built = load_fabric(fabric)
+        with Progress(len(built.switches_in(plane=plane)), "verify", not as_json) as bar:
+            checks = run_verify(built, plane=plane, progress=bar)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    ok = all(c.ok for c in checks)
+    if as_json:
+        print_json({"ok": ok, "checks": [c.to_dict() for c in checks]})
+    else:
+        table = Table(title=f"verify {built.intent.name}" + (f" plane {plane}" if plane else ""))
+        for col in ("device", "check", "result", "expected", "found"):
+            table.add_column(col, overflow="fold")
+        for c in checks:
+            if c.ok and len(checks) > 40 and c.check not in ("maintenance (drained)",):
+                continue
+            table.add_row(
+                c.device,
+                c.check,
+                "[green]ok[/]" if c.ok else "[red]FAIL[/]",
+                _short(c.expected),
+                _short(c.found),
+            )
+        out.print(table)
+        passed = sum(c.ok for c in checks)
+        out.print(
+            f"{passed}/{len(checks)} checks passed" + ("" if ok else " — failures listed above")
+        )
+    if not ok:
+        raise typer.Exit(code=1)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+@app.command()
+def rollback(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    device: Annotated[str, typer.Option("--device", "-d", help="The switch to restore.")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore a switch's configuration saved before its last commit."""
+    from controller.deploy import rollback_device
+
+    try:
+        if not device:
+            raise DpctlError("--device", "name the switch to roll back")
+        built = load_fabric(fabric)
+        outcome = rollback_device(built, device)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": outcome.ok, "device": device, **outcome.to_dict()})
+    else:
+        out.print(
+            f"[green]rolled back[/] {device}"
+            if outcome.ok
+            else f"[red]failed[/] {device}: {outcome.error}"
+        )
+    if not outcome.ok:
+        raise typer.Exit(code=1)
 
 
 lab_app = typer.Typer(

@@ -447,6 +447,19 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
             )
         return result
 
+    def get_qos_state(self) -> dict[str, Any]:
+        """What the kernel does for RoCE and load balancing: ECN-marking RED qdiscs per port
+        and the multipath hash policy. PFC does not exist in the Linux datapath."""
+        qdiscs = json.loads(self._check("tc -j qdisc show") or "[]")
+        ecn_ports: dict[str, int] = {}
+        for qdisc in qdiscs:
+            if qdisc.get("kind") == "red" and "ecn" in qdisc.get("options", {}).get("flags", []):
+                ecn_ports[str(qdisc["dev"])] = ecn_ports.get(str(qdisc["dev"]), 0) + 1
+            elif qdisc.get("kind") == "red" and qdisc.get("options", {}).get("ecn"):
+                ecn_ports[str(qdisc["dev"])] = ecn_ports.get(str(qdisc["dev"]), 0) + 1
+        policy = self._check("sysctl -n net.ipv4.fib_multipath_hash_policy").strip()
+        return {"ecn_queues_per_port": ecn_ports, "multipath_hash_policy": int(policy or 0), "pfc": None}
+
     def get_maintenance(self) -> MaintenanceState:
         running = self._vtysh("show running-config")
         return MaintenanceState(

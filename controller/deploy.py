@@ -1,0 +1,247 @@
+"""`dpctl deploy`: render -> compare -> commit per switch, in parallel, never half-configured.
+
+Per device: load the rendered bundle as a replace candidate, diff it; on a real run save the
+running config to disk (timestamped), commit (the driver saves its own rollback point first),
+then post-check: the config reads back as intended, BGP sessions that were up stay up and
+sessions to peers deployed in the same run come up. A device failing its post-check is rolled
+back automatically; the others carry on. One deploy at a time (a lock file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from controller.connection import Access, build_nornir, fabric_access
+from controller.drivers import bundle
+from controller.errors import DpctlError
+from controller.facts import Fabric
+from controller.render.device import Maintenance, build_device
+from controller.render.engine import render_fabric, select_devices
+
+POST_CHECK_TIMEOUT_S = float(os.environ.get("DPCTL_POST_CHECK_TIMEOUT", "90"))
+
+
+class DeployLocked(DpctlError):
+    """Another deploy holds the lock."""
+
+
+def state_root() -> Path:
+    return Path(os.environ.get("DPCTL_STATE_DIR", ".dpctl"))
+
+
+@contextmanager
+def deploy_lock(fabric_name: str) -> Iterator[None]:
+    path = state_root() / f"{fabric_name}.deploy.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise DeployLocked(
+            str(path),
+            f"another deploy of {fabric_name} is running (pid {holder}); nothing was changed",
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+@dataclass
+class DeviceOutcome:
+    ok: bool = False
+    changed: bool = False
+    error: str | None = None
+    diff: str = ""
+    backup: str | None = None
+    rolled_back: bool = False
+    seconds: float = 0.0
+    sessions_up: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _up_peers(connection: Any) -> set[str]:
+    peers = connection.get_bgp_neighbors().get("global", {}).get("peers", {})
+    return {name for name, peer in peers.items() if peer.get("is_up")}
+
+
+def _wait_sessions(connection: Any, wanted: set[str], timeout: float) -> tuple[bool, set[str]]:
+    deadline = time.monotonic() + timeout
+    up: set[str] = set()
+    while True:
+        up = _up_peers(connection)
+        if wanted <= up or time.monotonic() > deadline:
+            return wanted <= up, up
+        time.sleep(2.0)
+
+
+def _backup(fabric: str, device: str, running: str) -> str:
+    folder = state_root() / "backups" / fabric / device
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (
+        time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}.cfg"
+    )
+    path.write_text(running)
+    return str(path)
+
+
+def deploy_task(
+    task: Task,
+    files: dict[str, dict[str, str]],
+    fabric_name: str,
+    dry_run: bool,
+    peers_in_run: dict[str, set[str]],
+    progress: Callable[[str, str], None] | None,
+) -> Result:
+    outcome = DeviceOutcome()
+    name = task.host.name
+    start = time.monotonic()
+    connection = None
+    try:
+        connection = task.host.get_connection("napalm", task.nornir.config)
+        connection.load_replace_candidate(config=bundle.pack(files[name]))
+        outcome.diff = connection.compare_config()
+        outcome.changed = bool(outcome.diff)
+        if dry_run or not outcome.changed:
+            connection.discard_config()
+            outcome.ok = True
+            return Result(host=task.host, result=outcome)
+        before = _up_peers(connection)
+        outcome.backup = _backup(fabric_name, name, connection.get_config()["running"])
+        if progress:
+            progress(name, "committing")
+        try:
+            connection.commit_config()
+            connection.load_replace_candidate(config=bundle.pack(files[name]))
+            leftover = connection.compare_config()
+            connection.discard_config()
+            if leftover:
+                raise DpctlError(name, f"config does not read back as intended:\n{leftover[:600]}")
+            wanted = before | peers_in_run.get(name, set())
+            ok, up = _wait_sessions(connection, wanted, POST_CHECK_TIMEOUT_S)
+            outcome.sessions_up = sorted(up)
+            if not ok:
+                raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
+        except Exception as exc:  # post-check or commit failed: back to the saved config
+            outcome.error = f"{exc}"
+            try:
+                connection.rollback()
+                outcome.rolled_back = True
+                outcome.error += "; rolled back to the previous config"
+            except Exception as rollback_exc:  # report both failures
+                outcome.error += f"; ROLLBACK FAILED: {rollback_exc}"
+            return Result(host=task.host, result=outcome, failed=True)
+        outcome.ok = True
+        return Result(host=task.host, result=outcome)
+    except Exception as exc:  # one failing device must not stop the others
+        outcome.error = f"{type(exc).__name__}: {exc}"
+        return Result(host=task.host, result=outcome, failed=True)
+    finally:
+        outcome.seconds = round(time.monotonic() - start, 2)
+        if progress:
+            progress(name, "ok" if outcome.ok else "failed")
+
+
+def _peers_in_run(fabric: Fabric, names: list[str]) -> dict[str, set[str]]:
+    selected = set(names)
+    return {
+        name: {
+            n.interface
+            for n in build_device(fabric, name).bgp.neighbors
+            if n.peer_device in selected
+        }
+        for name in names
+    }
+
+
+def deploy(
+    fabric: Fabric,
+    plane: int | None = None,
+    device: str | None = None,
+    dry_run: bool = False,
+    access: Access | None = None,
+    maintenance: dict[str, Maintenance] | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> dict[str, DeviceOutcome]:
+    """Deploy the selected switches; returns an outcome per device (never raises per device)."""
+    names = select_devices(fabric, plane, device)
+    files = render_fabric(
+        fabric, plane=plane, device=device, maintenance=maintenance or load_maintenance(fabric)
+    )
+    access = access or fabric_access(fabric)
+    with deploy_lock(fabric.intent.name):
+        nr = build_nornir(fabric, names, access)
+        try:
+            results = nr.run(
+                task=deploy_task,
+                files=files,
+                fabric_name=fabric.intent.name,
+                dry_run=dry_run,
+                peers_in_run=_peers_in_run(fabric, names),
+                progress=progress,
+            )
+        finally:
+            nr.close_connections(on_good=True, on_failed=True)
+    outcomes: dict[str, DeviceOutcome] = {}
+    for name in names:
+        result = results[name][0].result
+        outcomes[name] = (
+            result if isinstance(result, DeviceOutcome) else DeviceOutcome(error=str(result))
+        )
+    return outcomes
+
+
+def maintenance_file(fabric: Fabric) -> Path:
+    return state_root() / f"{fabric.intent.name}.maintenance.json"
+
+
+def load_maintenance(fabric: Fabric) -> dict[str, Maintenance]:
+    """Switches in maintenance (drained), so a deploy keeps them drained."""
+    import json
+
+    path = maintenance_file(fabric)
+    if not path.exists():
+        return {}
+    data: dict[str, Maintenance] = json.loads(path.read_text())
+    return data
+
+
+def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -> DeviceOutcome:
+    """Restore the device's configuration saved before its last commit."""
+    names = select_devices(fabric, None, device)
+    access = access or fabric_access(fabric)
+    nr = build_nornir(fabric, names, access, workers=1)
+
+    def task(task: Task) -> Result:
+        connection = task.host.get_connection("napalm", task.nornir.config)
+        connection.rollback()
+        return Result(host=task.host, result=DeviceOutcome(ok=True, changed=True, rolled_back=True))
+
+    with deploy_lock(fabric.intent.name):
+        try:
+            result = nr.run(task=task)[device][0]
+        finally:
+            nr.close_connections(on_good=True, on_failed=True)
+    if result.failed:
+        return DeviceOutcome(error=f"rollback failed: {result.exception or result.result}")
+    outcome: DeviceOutcome = result.result
+    return outcome

@@ -1,0 +1,242 @@
+"""`dpctl verify`: the live fabric against the intent, one named check at a time.
+
+Each check says device, what was expected and what was found. Expected values come from the
+same fabric facts and per-device data that rendering used (the cabling plan for LLDP and
+BGP neighbours, the rail pairs for host routes and Ethernet segments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from controller.connection import Access, build_nornir, fabric_access
+from controller.deploy import load_maintenance
+from controller.facts import Fabric
+from controller.render.device import build_device
+from controller.render.engine import select_devices
+
+
+@dataclass(frozen=True)
+class Check:
+    device: str
+    check: str
+    ok: bool
+    expected: Any
+    found: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def collect(task: Task, evpn: bool) -> Result:
+    """Read everything verify needs from one switch (one connection, all getters)."""
+    c = task.host.get_connection("napalm", task.nornir.config)
+    state: dict[str, Any] = {
+        "bgp": c.get_bgp_neighbors().get("global", {}).get("peers", {}),
+        "lldp": c.get_lldp_neighbors(),
+        "routes": c.get_host_routes(),
+        "maintenance": c.get_maintenance(),
+    }
+    if evpn and task.host.data.get("role") == "leaf":
+        state["es"] = c.get_evpn_es()
+    if hasattr(c, "get_qos_state"):
+        state["qos"] = c.get_qos_state()
+    else:
+        state["running"] = c.get_config(retrieve="running").get("running", "")
+    return Result(host=task.host, result=state)
+
+
+def check_bgp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    expected = sorted(n.interface for n in build_device(fabric, name).bgp.neighbors)
+    up = sorted(peer for peer, info in state["bgp"].items() if info.get("is_up"))
+    return Check(name, "bgp-sessions", up == expected, expected, up)
+
+
+def check_lldp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    expected: dict[str, str] = {}
+    for link in fabric.links_by_device.get(name, []):
+        mine, peer = (
+            (link.a_port, f"{link.z_device}:{link.z_port}")
+            if link.a_device == name
+            else (link.z_port, f"{link.a_device}:{link.a_port}")
+        )
+        expected[mine] = peer
+    found = {port: f"{n[0]['hostname']}:{n[0]['port']}" for port, n in state["lldp"].items() if n}
+    found = {p: v for p, v in found.items() if p in expected or not p.startswith("mgmt")}
+    return Check(name, "lldp-cabling", found == expected, expected, found)
+
+
+def check_loopbacks(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    switch = fabric.switch_by_name[name]
+    expected = sorted(
+        f"{s.loopback}/32" for s in fabric.switches_in(plane=switch.plane) if s.name != name
+    )
+    present = {r["prefix"] for r in state["routes"] if r["selected"]}
+    missing = [p for p in expected if p not in present]
+    return Check(
+        name,
+        "plane-loopbacks",
+        not missing,
+        f"{len(expected)} loopbacks of plane {switch.plane}",
+        "all present" if not missing else {"missing": missing},
+    )
+
+
+def check_host_routes(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    """On a spine: every NIC's /32, through the leaf of its rail pair in this plane only."""
+    switch = fabric.switch_by_name[name]
+    ports_to = {}
+    for link in fabric.links_by_device.get(name, []):
+        if link.kind == "fabric":
+            ports_to[link.z_port] = link.a_device
+    routes = {r["prefix"]: r for r in state["routes"] if r["selected"]}
+    wrong: dict[str, Any] = {}
+    for server in fabric.servers:
+        for nic in server.nics:
+            prefix = f"{nic.ip}/32"
+            leaf = nic.leaves[switch.plane - 1]
+            route = routes.get(prefix)
+            if route is None:
+                wrong[prefix] = "missing"
+                continue
+            via = sorted({ports_to.get(hop, hop) for hop in route["nexthops"]})
+            if via != [leaf]:
+                wrong[prefix] = {"via": via, "expected": leaf}
+    total = sum(len(s.nics) for s in fabric.servers)
+    return Check(
+        name,
+        "host-routes",
+        not wrong,
+        f"{total} NIC /32s, each via its plane-{switch.plane} leaf",
+        wrong if wrong else "all present",
+    )
+
+
+def check_segments(fabric: Fabric, states: dict[str, dict[str, Any]]) -> list[Check]:
+    checks = []
+    for server in fabric.servers:
+        for nic in server.nics:
+            leaves = [leaf for leaf in nic.leaves if leaf in states and "es" in states[leaf]]
+            if len(leaves) < 2:
+                continue
+            found = {}
+            for leaf in leaves:
+                es = next((e for e in states[leaf]["es"] if e["esi"] == nic.esi), None)
+                found[leaf] = None if es is None else {"up": es["up"], "df": es["df"]}
+            ok = (
+                all(f and f["up"] for f in found.values())
+                and sum(bool(f and f["df"]) for f in found.values()) == 1
+            )
+            checks.append(
+                Check(
+                    f"{nic.leaves[0]}+{nic.leaves[1]}",
+                    f"evpn-es {server.name} rail {nic.rail}",
+                    ok,
+                    {"esi": nic.esi, "up on both": True, "designated forwarders": 1},
+                    found,
+                )
+            )
+    return checks
+
+
+def check_roce_lb(fabric: Fabric, name: str, state: dict[str, Any]) -> list[Check]:
+    device = build_device(fabric, name)
+    platform = device.platform
+    checks = []
+    if "qos" in state:
+        qos = state["qos"]
+        if device.roce is not None:
+            want = {i.name: len(device.roce.lossless_queues) for i in device.interfaces}
+            got = {p: n for p, n in qos["ecn_queues_per_port"].items() if p in want}
+            checks.append(Check(name, "roce-ecn", got == want, want, got))
+        checks.append(
+            Check(name, "roce-pfc", True, "PFC on TCs 3,4", f"not applicable on {platform}")
+        )
+        checks.append(
+            Check(
+                name,
+                "load-balancing",
+                qos["multipath_hash_policy"] == 1,
+                f"{fabric.intent.load_balancing.mode}: L4 multipath hash",
+                f"hash policy {qos['multipath_hash_policy']}",
+            )
+        )
+    else:
+        running = state.get("running", "")
+        if device.roce is not None:
+            marker = '"pfc_enable": "3,4"' if platform == "sonic" else "roce"
+            checks.append(
+                Check(
+                    name,
+                    "roce",
+                    marker in running,
+                    marker,
+                    "present" if marker in running else "absent",
+                )
+            )
+    return checks
+
+
+def check_maintenance(
+    fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str]
+) -> Check:
+    want = drained.get(name, "none")
+    m = state["maintenance"]
+    found = (
+        "isolated" if m["isolated"] else ("graceful-shutdown" if m["graceful_shutdown"] else "none")
+    )
+    label = "drained" if want != "none" else "in service"
+    return Check(name, f"maintenance ({label})", found == want, want, found)
+
+
+def verify(
+    fabric: Fabric,
+    plane: int | None = None,
+    access: Access | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> list[Check]:
+    names = select_devices(fabric, plane, None)
+    access = access or fabric_access(fabric)
+    evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
+    nr = build_nornir(fabric, names, access)
+    try:
+        results = nr.run(task=collect, evpn=evpn)
+    finally:
+        nr.close_connections(on_good=True, on_failed=True)
+    drained = load_maintenance(fabric)
+    checks: list[Check] = []
+    states: dict[str, dict[str, Any]] = {}
+    for name in names:
+        result = results[name][0]
+        if result.failed:
+            checks.append(
+                Check(
+                    name,
+                    "reachable",
+                    False,
+                    "SSH + getters",
+                    str(result.exception or result.result),
+                )
+            )
+            continue
+        state = result.result
+        states[name] = state
+        role = fabric.switch_by_name[name].role
+        checks += [
+            check_bgp(fabric, name, state),
+            check_lldp(fabric, name, state),
+            check_loopbacks(fabric, name, state),
+            check_maintenance(fabric, name, state, drained),
+        ]
+        if role == "spine":
+            checks.append(check_host_routes(fabric, name, state))
+        checks += check_roce_lb(fabric, name, state)
+        if progress:
+            progress(name, "checked")
+    if evpn:
+        checks += check_segments(fabric, states)
+    return checks
