@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from controller import clab, labfabric
+from controller.deploy import load_maintenance
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
@@ -398,6 +399,76 @@ def rollback(
         raise typer.Exit(code=1)
 
 
+def _print_drain(report: Any) -> None:
+    out.print(f"[bold]{report.action} {report.leaf}[/] (pair leaf {report.partner})")
+    for line in report.impact:
+        out.print(f"  impact: {line}")
+    for line in report.refusals:
+        out.print(
+            f"  [red]refusal[/]: {line}"
+            + (" [yellow](overridden by --force)[/]" if report.forced else "")
+        )
+    for step in report.steps:
+        state = "[green]ok[/]" if step["ok"] else f"[red]failed[/]: {step['error']}"
+        out.print(f"  step {step['state']}: {state} ({step['seconds']} s)")
+    for check in report.checks_failed:
+        out.print(
+            f"  [red]check failed[/]: {check['device']} {check['check']}: expected "
+            f"{_short(check['expected'])}, found {_short(check['found'])}"
+        )
+    if report.dry_run:
+        out.print("  dry run: nothing changed")
+
+
+@app.command()
+def drain(
+    leaf: Annotated[str, typer.Argument(help="The leaf to take out of service.")],
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Pre-checks and impact only.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Drain although a pre-check refuses.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify."""
+    from controller.drain import drain as run_drain
+
+    try:
+        report = run_drain(load_fabric(fabric), leaf, dry_run=dry_run, force=force)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        if report.forced:
+            err.print(f"[bold red]WARNING[/]: draining {leaf} against the pre-checks (--force)")
+        _print_drain(report)
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def undrain(
+    leaf: Annotated[str, typer.Argument(help="The drained leaf to return to service.")],
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan only.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Return a leaf to service: policy back, host ports held down until BGP is up, verify."""
+    from controller.drain import undrain as run_undrain
+
+    try:
+        report = run_undrain(load_fabric(fabric), leaf, dry_run=dry_run)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_drain(report)
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
 lab_app = typer.Typer(
     help="The embedded virtual lab and containerlab topologies.", no_args_is_help=True
 )
@@ -458,13 +529,16 @@ def lab_up(
 def lab_status(
     fabric: FabricOpt = DEFAULT_FABRIC, state_dir: LabDirOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Show every lab node: role, plane, running, SSH address."""
+    """Show every lab node: role, plane, running, drain state, SSH address."""
     from controller.lab import LabError, status
 
     try:
         name = load_intent(fabric).name
         sdir = state_dir or labfabric.lab_dir(name)
         report = status(sdir)
+        drained = load_maintenance(load_fabric(fabric))
+        for node, info in report["nodes"].items():
+            info["maintenance"] = drained.get(node, "none")
     except LabError as exc:
         fail(DpctlError("lab", str(exc)), as_json)
     except DpctlError as exc:
@@ -473,14 +547,18 @@ def lab_status(
         print_json(report)
         return
     table = Table(title=f"lab {name} ({report.get('mode')})")
-    for col in ("node", "role", "plane", "running", "ssh"):
+    for col in ("node", "role", "plane", "running", "state", "ssh"):
         table.add_column(col)
     for node, info in report["nodes"].items():
+        state = (
+            "in service" if info["maintenance"] == "none" else f"drained ({info['maintenance']})"
+        )
         table.add_row(
             node,
             info["role"],
             str(info["plane"] or "-"),
             "[green]yes[/]" if info["running"] else "[red]no[/]",
+            state,
             info["ssh"],
         )
     out.print(table)
@@ -495,7 +573,7 @@ def lab_down(
 
     try:
         name = load_intent(fabric).name
-        report = down(state_dir or labfabric.lab_dir(name), prefix=labfabric.DEFAULT_PREFIX)
+        report = down(state_dir or labfabric.lab_dir(name), prefix=labfabric.lab_prefix())
     except LabError as exc:
         fail(DpctlError("lab", str(exc)), as_json)
     except DpctlError as exc:
@@ -550,3 +628,68 @@ def schema() -> None:
 
 def main() -> None:  # pragma: no cover - console entry
     app()
+
+
+# -- dpctl hosts: GPU servers with Ansible (issue 7) ------------------------------------------
+hosts_app = typer.Typer(
+    help="GPU servers with Ansible: NIC bonds, dual ARP, routes, RoCE host settings.",
+    no_args_is_help=True,
+)
+app.add_typer(hosts_app, name="hosts")
+ServerOpt = Annotated[
+    str | None, typer.Option("--server", "-s", help="Only this server (default: all).")
+]
+
+
+def _hosts_run(fabric: Path, action: str, server: str | None, check: bool, as_json: bool) -> None:
+    from controller.hosts import run_hosts
+
+    try:
+        built = load_fabric(fabric)
+        with err.status(f"ansible {action} on {built.intent.name} servers...") as _:
+            result = run_hosts(built, action, server=server, check=check)  # type: ignore[arg-type]
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        title = f"hosts {action} {built.intent.name}" + (" (check)" if check else "")
+        table = Table(title=title)
+        for col in ("server", "result", "changed", "detail"):
+            table.add_column(col, overflow="fold")
+        for name, h in result.hosts.items():
+            state = (
+                "[red]unreachable[/]"
+                if h.unreachable
+                else ("[red]failed[/]" if h.failed else "[green]ok[/]")
+            )
+            detail = h.message or "; ".join(h.roce_skipped)
+            table.add_row(name, state, str(h.changed), _short(detail))
+        out.print(table)
+        out.print(f"{result.seconds:.1f} s; artifacts in {result.artifacts}")
+    if not result.ok:
+        raise typer.Exit(code=1)
+
+
+@hosts_app.command("configure")
+def hosts_configure(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    server: ServerOpt = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Report what would change; change nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bond each GPU NIC's two ports, address, routes, ARP keep-alive, RoCE host settings."""
+    _hosts_run(fabric, "configure", server, check, as_json)
+
+
+@hosts_app.command("verify")
+def hosts_verify(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    server: ServerOpt = None,
+    check: Annotated[bool, typer.Option("--check", help="Accepted; verify never changes.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bond members up, gateway neighbour REACHABLE per NIC, same-rail peers answering."""
+    _hosts_run(fabric, "verify", server, check, as_json)

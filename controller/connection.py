@@ -22,6 +22,7 @@ from nornir.core.inventory import (
     Hosts,
     Inventory,
 )
+from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 
 from controller.errors import DpctlError
@@ -102,6 +103,7 @@ def _host(switch: Switch, access: Access) -> Host:
 
 
 def build_nornir(fabric: Fabric, names: list[str], access: Access, workers: int = 8) -> Nornir:
+    ConnectionPluginRegister.auto_register()  # nornir_napalm's "napalm", by entry point
     hosts = Hosts({n: _host(fabric.switch_by_name[n], access) for n in names})
     return Nornir(
         inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()),

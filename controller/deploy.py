@@ -181,10 +181,14 @@ def deploy(
     access: Access | None = None,
     maintenance: dict[str, Maintenance] | None = None,
     progress: Callable[[str, str], None] | None = None,
+    rendered: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, DeviceOutcome]:
-    """Deploy the selected switches; returns an outcome per device (never raises per device)."""
+    """Deploy the selected switches; returns an outcome per device (never raises per device).
+
+    ``rendered`` replaces the rendering step (tests use it to push a config a device rejects).
+    """
     names = select_devices(fabric, plane, device)
-    files = render_fabric(
+    files = rendered or render_fabric(
         fabric, plane=plane, device=device, maintenance=maintenance or load_maintenance(fabric)
     )
     access = access or fabric_access(fabric)

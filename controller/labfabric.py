@@ -16,7 +16,12 @@ from controller.facts import Fabric, Nic, Server
 from controller.lab import LabCable, LabNode, LabTopology
 from controller.lab.topology import mgmt_addresses
 
-DEFAULT_PREFIX = os.environ.get("DPCTL_LAB_PREFIX", "dpl-")
+
+def lab_prefix() -> str:
+    """Prefix of every namespace, bridge and process of the lab (DPCTL_LAB_PREFIX)."""
+    return os.environ.get("DPCTL_LAB_PREFIX", "dpl-")
+
+
 SERVER_MTU = 9000
 FAILBACK_HOLD_MS = 10_000
 """Dual-ARP: a port that comes back waits this long before carrying traffic again
@@ -147,9 +152,10 @@ def provision_servers(fabric: Fabric, state_dir: Path) -> dict[str, str]:
 
 
 def bring_up(
-    fabric: Fabric, state_dir: Path, prefix: str = DEFAULT_PREFIX, bare_servers: bool = False
+    fabric: Fabric, state_dir: Path, prefix: str | None = None, bare_servers: bool = False
 ) -> dict[str, Any]:
     """Build the fabric's lab at factory state; provision servers unless bare."""
+    prefix = prefix or lab_prefix()
     from controller.lab import LabError, up
 
     try:

@@ -34,19 +34,22 @@ class Check:
 
 def collect(task: Task, evpn: bool) -> Result:
     """Read everything verify needs from one switch (one connection, all getters)."""
-    c = task.host.get_connection("napalm", task.nornir.config)
-    state: dict[str, Any] = {
-        "bgp": c.get_bgp_neighbors().get("global", {}).get("peers", {}),
-        "lldp": c.get_lldp_neighbors(),
-        "routes": c.get_host_routes(),
-        "maintenance": c.get_maintenance(),
-    }
-    if evpn and task.host.data.get("role") == "leaf":
-        state["es"] = c.get_evpn_es()
-    if hasattr(c, "get_qos_state"):
-        state["qos"] = c.get_qos_state()
-    else:
-        state["running"] = c.get_config(retrieve="running").get("running", "")
+    try:
+        c = task.host.get_connection("napalm", task.nornir.config)
+        state: dict[str, Any] = {
+            "bgp": c.get_bgp_neighbors().get("global", {}).get("peers", {}),
+            "lldp": c.get_lldp_neighbors(),
+            "routes": c.get_host_routes(),
+            "maintenance": c.get_maintenance(),
+        }
+        if evpn and task.host.data.get("role") == "leaf":
+            state["es"] = c.get_evpn_es()
+        if hasattr(c, "get_qos_state"):
+            state["qos"] = c.get_qos_state()
+        else:
+            state["running"] = c.get_config(retrieve="running").get("running", "")
+    except Exception as exc:  # an unreachable switch is a failed check, not a crash
+        return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
     return Result(host=task.host, result=state)
 
 
@@ -56,9 +59,18 @@ def check_bgp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
     return Check(name, "bgp-sessions", up == expected, expected, up)
 
 
-def check_lldp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+PORTS_DOWN = ("isolated", "returning")
+
+
+def check_lldp(
+    fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str] | None = None
+) -> Check:
+    """Every cabled port sees the planned neighbour (host ports of a drained leaf are down)."""
+    ports_down = (drained or {}).get(name) in PORTS_DOWN
     expected: dict[str, str] = {}
     for link in fabric.links_by_device.get(name, []):
+        if ports_down and link.kind == "host":
+            continue
         mine, peer = (
             (link.a_port, f"{link.z_device}:{link.z_port}")
             if link.a_device == name
@@ -71,9 +83,13 @@ def check_lldp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
 
 
 def check_loopbacks(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    """Leaves see every switch of their plane; spines see the leaves (leaves re-advertise
+    only what they originate, so one spine never learns another's loopback)."""
     switch = fabric.switch_by_name[name]
     expected = sorted(
-        f"{s.loopback}/32" for s in fabric.switches_in(plane=switch.plane) if s.name != name
+        f"{s.loopback}/32"
+        for s in fabric.switches_in(plane=switch.plane)
+        if s.name != name and (switch.role == "leaf" or s.role == "leaf")
     )
     present = {r["prefix"] for r in state["routes"] if r["selected"]}
     missing = [p for p in expected if p not in present]
@@ -86,8 +102,12 @@ def check_loopbacks(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
     )
 
 
-def check_host_routes(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
-    """On a spine: every NIC's /32, through the leaf of its rail pair in this plane only."""
+def check_host_routes(
+    fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str] | None = None
+) -> Check:
+    """On a spine: every NIC's /32, through the leaf of its rail pair in this plane only;
+    none for NICs behind a drained (isolated) leaf of this plane."""
+    drained = drained or {}
     switch = fabric.switch_by_name[name]
     ports_to = {}
     for link in fabric.links_by_device.get(name, []):
@@ -100,6 +120,10 @@ def check_host_routes(fabric: Fabric, name: str, state: dict[str, Any]) -> Check
             prefix = f"{nic.ip}/32"
             leaf = nic.leaves[switch.plane - 1]
             route = routes.get(prefix)
+            if drained.get(leaf) in PORTS_DOWN:
+                if route is not None:
+                    wrong[prefix] = f"present but {leaf} is drained"
+                continue
             if route is None:
                 wrong[prefix] = "missing"
                 continue
@@ -116,13 +140,19 @@ def check_host_routes(fabric: Fabric, name: str, state: dict[str, Any]) -> Check
     )
 
 
-def check_segments(fabric: Fabric, states: dict[str, dict[str, Any]]) -> list[Check]:
+def check_segments(
+    fabric: Fabric, states: dict[str, dict[str, Any]], drained: Mapping[str, str] | None = None
+) -> list[Check]:
+    """Each NIC's ES up on both leaves of its pair with exactly one designated forwarder
+    (on the partner alone while one leaf is drained)."""
+    drained = drained or {}
     checks = []
     for server in fabric.servers:
         for nic in server.nics:
             leaves = [leaf for leaf in nic.leaves if leaf in states and "es" in states[leaf]]
             if len(leaves) < 2:
                 continue
+            leaves = [leaf for leaf in leaves if drained.get(leaf) not in PORTS_DOWN]
             found = {}
             for leaf in leaves:
                 es = next((e for e in states[leaf]["es"] if e["esi"] == nic.esi), None)
@@ -181,15 +211,23 @@ def check_roce_lb(fabric: Fabric, name: str, state: dict[str, Any]) -> list[Chec
     return checks
 
 
+POLICY_OF = {
+    "none": "none",
+    "graceful-shutdown": "graceful-shutdown",
+    "isolated": "isolated",
+    "returning": "none",
+}
+
+
 def check_maintenance(
     fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str]
 ) -> Check:
-    want = drained.get(name, "none")
+    want = POLICY_OF[drained.get(name, "none")]
     m = state["maintenance"]
     found = (
         "isolated" if m["isolated"] else ("graceful-shutdown" if m["graceful_shutdown"] else "none")
     )
-    label = "drained" if want != "none" else "in service"
+    label = f"drained: {drained[name]}" if name in drained else "in service"
     return Check(name, f"maintenance ({label})", found == want, want, found)
 
 
@@ -228,15 +266,15 @@ def verify(
         role = fabric.switch_by_name[name].role
         checks += [
             check_bgp(fabric, name, state),
-            check_lldp(fabric, name, state),
+            check_lldp(fabric, name, state, drained),
             check_loopbacks(fabric, name, state),
             check_maintenance(fabric, name, state, drained),
         ]
         if role == "spine":
-            checks.append(check_host_routes(fabric, name, state))
+            checks.append(check_host_routes(fabric, name, state, drained))
         checks += check_roce_lb(fabric, name, state)
         if progress:
             progress(name, "checked")
     if evpn:
-        checks += check_segments(fabric, states)
+        checks += check_segments(fabric, states, drained)
     return checks

@@ -237,6 +237,12 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
         errors: list[str] = []
         if all(old.get(n) == new.get(n) for n in LINUX_FILES):
             return errors
+        delta = _port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", ""))
+        if delta is not None and all(old.get(n) == new.get(n) for n in LINUX_FILES[1:]):
+            # Only host ports change admin state (drain/undrain): touch nothing else.
+            self._put(f"{STATE}/current/ip.batch", new["ip.batch"])
+            rc, out, err = self._run("ip -force -batch -", "\n".join(delta) + "\n")
+            return [] if rc == 0 else [f"ip.batch: {(err or out).strip()[-300:]}"]
         created = _created_links(old.get("ip.batch", ""))
         script = [f"ip link del {shlex.quote(name)} 2>/dev/null" for name in reversed(created)]
         for dev in _tc_devices(old.get("qos.tc", "") + new.get("qos.tc", "")):
@@ -453,12 +459,16 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
         qdiscs = json.loads(self._check("tc -j qdisc show") or "[]")
         ecn_ports: dict[str, int] = {}
         for qdisc in qdiscs:
-            if qdisc.get("kind") == "red" and "ecn" in qdisc.get("options", {}).get("flags", []):
-                ecn_ports[str(qdisc["dev"])] = ecn_ports.get(str(qdisc["dev"]), 0) + 1
-            elif qdisc.get("kind") == "red" and qdisc.get("options", {}).get("ecn"):
+            options = qdisc.get("options", {})
+            marks_ecn = "ecn" in options.get("flags", []) or bool(options.get("ecn"))
+            if qdisc.get("kind") == "red" and marks_ecn:
                 ecn_ports[str(qdisc["dev"])] = ecn_ports.get(str(qdisc["dev"]), 0) + 1
         policy = self._check("sysctl -n net.ipv4.fib_multipath_hash_policy").strip()
-        return {"ecn_queues_per_port": ecn_ports, "multipath_hash_policy": int(policy or 0), "pfc": None}
+        return {
+            "ecn_queues_per_port": ecn_ports,
+            "multipath_hash_policy": int(policy or 0),
+            "pfc": None,
+        }
 
     def get_maintenance(self) -> MaintenanceState:
         running = self._vtysh("show running-config")
@@ -503,6 +513,28 @@ def _created_links(ip_batch: str) -> list[str]:
         if words[:2] == ["link", "add"] and "name" in words:
             names.append(words[words.index("name") + 1])
     return names
+
+
+def _port_state_delta(old: str, new: str) -> list[str] | None:
+    """The new lines, when two ip.batch files differ only in ports' admin state (up/down)."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    if not old_lines or len(old_lines) != len(new_lines):
+        return None
+    created = set(_created_links(old))
+    changed = []
+    for before, after in zip(old_lines, new_lines, strict=True):
+        if before == after:
+            continue
+        a, b = before.split(), after.split()
+        if (
+            a[:3] != ["link", "set", "dev"]
+            or a[:-1] != b[:-1]
+            or {a[-1], b[-1]} != {"up", "down"}
+            or a[3] in created
+        ):
+            return None
+        changed.append(after)
+    return changed
 
 
 def _tc_devices(qos: str) -> list[str]:

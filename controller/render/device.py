@@ -6,7 +6,7 @@ own interfaces (from the cabling), its BGP neighbours, the rails and servers beh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from ipaddress import IPv4Network
 from typing import Literal
@@ -19,7 +19,9 @@ ARP_HOST_TABLE = 100
 """Kernel table the ARP-to-host-route watcher fills and zebra imports (lab-facts: FRR has no
 'redistribute neighbor'; ip import-table + redistribute table worked)."""
 
-Maintenance = Literal["none", "graceful-shutdown", "isolated"]
+Maintenance = Literal["none", "graceful-shutdown", "isolated", "returning"]
+"""A leaf's drain state: graceful-shutdown (policy only), isolated (host routes withdrawn,
+host ports down), returning (policy back to normal, host ports still down until BGP is up)."""
 PEER_GROUP = {"uplink": "SPINES", "fabric": "LEAVES", "aux": "PAIR"}
 
 
@@ -143,7 +145,12 @@ class DeviceConfig:
     pair: str | None = None
     aux: Interface | None = None
     mh_startup_delay: int = 0
-    extra: dict[str, str] = field(default_factory=dict)
+    maintenance: Maintenance = "none"
+
+    @property
+    def host_port_state(self) -> str:
+        """Admin state of host-facing ports: down while isolated or returning from a drain."""
+        return "down" if self.maintenance in ("isolated", "returning") else "up"
 
     @property
     def uplinks(self) -> tuple[Interface, ...]:
@@ -402,7 +409,7 @@ def _bgp(
         route_maps=_route_maps(fabric, switch, maintenance, uses_pair),
         evpn=switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh",
         import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
-        graceful_shutdown=maintenance != "none",
+        graceful_shutdown=maintenance in ("graceful-shutdown", "isolated"),
         wcmp=intent.load_balancing.mode == "wcmp",
     )
 
@@ -470,4 +477,5 @@ def build_device(fabric: Fabric, name: str, maintenance: Maintenance = "none") -
         pair=switch.pair,
         aux=next((i for i in interfaces if i.use == "aux"), None),
         mh_startup_delay=fabric.intent.evpn_mh_startup_delay,
+        maintenance=maintenance,
     )

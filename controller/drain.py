@@ -1,0 +1,236 @@
+"""Day-2 drain and undrain of a leaf, with pre-checks and an impact report before acting.
+
+Drain: (1) graceful-shutdown, so the plane prefers other paths where it has any; (2) isolate:
+host /32s withdrawn and host-facing ports down (the servers behind it go single-plane);
+(3) verify. Undrain reverses it and holds the host ports down until the leaf's BGP sessions
+are up again (lab-facts: hosts switching back at once lost 3.3 s), then brings them up.
+Each step is an ordinary deploy of that one leaf with its maintenance state, so the state is
+recorded (.dpctl/<fabric>.maintenance.json) and every later deploy keeps it.
+
+Both planes are independent: while a leaf is out, remote hosts that hash a flow into its
+plane toward the servers behind it lose that flow, unless cross-plane protection gives the
+sender's leaf a backup path over the AUX link to its pair. The impact report says which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from controller.connection import Access, build_nornir, fabric_access
+from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
+from controller.errors import DpctlError
+from controller.facts import Fabric
+from controller.render.device import Maintenance
+from controller.verify import Check, verify
+
+
+class DrainRefused(DpctlError):
+    """A pre-check failed: draining would cut servers off (use --force to override)."""
+
+
+@dataclass
+class DrainReport:
+    leaf: str
+    action: str
+    partner: str
+    servers: list[str]
+    refusals: list[str]
+    impact: list[str]
+    forced: bool = False
+    dry_run: bool = False
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    checks_failed: list[dict[str, Any]] = field(default_factory=list)
+    ok: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def servers_behind(fabric: Fabric, leaf: str) -> list[str]:
+    return sorted({lk.a_device for lk in fabric.links_by_device.get(leaf, []) if lk.kind == "host"})
+
+
+def _partner_ports(fabric: Fabric, partner: str) -> dict[str, list[str]]:
+    """server -> the partner leaf's ports to it."""
+    ports: dict[str, list[str]] = {}
+    for link in fabric.links_by_device.get(partner, []):
+        if link.kind == "host":
+            ports.setdefault(link.a_device, []).append(link.z_port)
+    return ports
+
+
+def read_partner(task: Task) -> Result:
+    try:
+        c = task.host.get_connection("napalm", task.nornir.config)
+        peers = c.get_bgp_neighbors().get("global", {}).get("peers", {})
+        interfaces = c.get_interfaces()
+    except Exception as exc:  # unreachable partner: a refusal, not a crash
+        return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
+    return Result(host=task.host, result={"peers": peers, "interfaces": interfaces})
+
+
+def pre_checks(
+    fabric: Fabric, leaf: str, partner_state: dict[str, Any] | str, drained: Mapping[str, str]
+) -> list[str]:
+    """Reasons not to drain (pure): the partner is drained or unhealthy, or a server behind
+    the leaf has no working port on the partner (it would be cut off)."""
+    partner = fabric.switch_by_name[leaf].pair or ""
+    reasons = []
+    if drained.get(partner, "none") != "none":
+        reasons.append(
+            f"partner {partner} is already drained ({drained[partner]}): "
+            f"servers {', '.join(servers_behind(fabric, leaf))} would lose both planes"
+        )
+    if isinstance(partner_state, str):
+        reasons.append(f"partner {partner} cannot be checked: {partner_state}")
+        return reasons
+    down = sorted(p for p, info in partner_state["peers"].items() if not info.get("is_up"))
+    if down:
+        reasons.append(f"partner {partner} is unhealthy: BGP sessions down on {', '.join(down)}")
+    ports = _partner_ports(fabric, partner)
+    for server in servers_behind(fabric, leaf):
+        up = [
+            p for p in ports.get(server, []) if partner_state["interfaces"].get(p, {}).get("is_up")
+        ]
+        if not up:
+            reasons.append(
+                f"server {server} is single-homed: its port to {partner} "
+                f"({', '.join(ports.get(server, ['none']))}) is down; draining cuts it off"
+            )
+    return reasons
+
+
+def impact(fabric: Fabric, leaf: str) -> list[str]:
+    switch = fabric.switch_by_name[leaf]
+    servers = servers_behind(fabric, leaf)
+    other = 3 - switch.plane
+    lines = [
+        f"{len(servers)} servers become single-plane (plane {other} only) on rails "
+        f"{', '.join(map(str, switch.rails))}: {', '.join(servers)}",
+        f"their own traffic moves to plane {other} when the host ports go down (bond failover)",
+    ]
+    if fabric.intent.cross_plane_protection:
+        lines.append(
+            f"flows other hosts hash into plane {switch.plane} toward them are carried by the "
+            f"senders' leaves over the AUX link to their plane-{other} pair (cross-plane "
+            "protection; the AUX link is 10G against 400G of traffic)"
+        )
+    else:
+        lines.append(
+            f"AT RISK: flows other hosts hash into plane {switch.plane} toward them are dropped "
+            f"once the leaf's host routes are withdrawn, until those senders stop using plane "
+            f"{switch.plane} for them (no cross-plane protection in this fabric)"
+        )
+    return lines
+
+
+def save_maintenance(fabric: Fabric, leaf: str, state: Maintenance) -> dict[str, Maintenance]:
+    current = load_maintenance(fabric)
+    if state == "none":
+        current.pop(leaf, None)
+    else:
+        current[leaf] = state
+    path = maintenance_file(fabric)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return current
+
+
+def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> DeviceOutcome:
+    maintenance = save_maintenance(fabric, leaf, state)
+    return deploy(fabric, device=leaf, access=access, maintenance=maintenance)[leaf]
+
+
+def _plane_checks(fabric: Fabric, plane: int, access: Access) -> list[Check]:
+    return [c for c in verify(fabric, plane=plane, access=access) if not c.ok]
+
+
+def _prepare(fabric: Fabric, leaf: str, action: str, access: Access) -> DrainReport:
+    switch = fabric.switch_by_name.get(leaf)
+    if switch is None or switch.role != "leaf" or not switch.pair:
+        raise DpctlError("LEAF", f"{leaf!r} is not a leaf of fabric {fabric.intent.name}")
+    return DrainReport(
+        leaf=leaf,
+        action=action,
+        partner=switch.pair,
+        servers=servers_behind(fabric, leaf),
+        refusals=[],
+        impact=impact(fabric, leaf),
+    )
+
+
+def drain(
+    fabric: Fabric,
+    leaf: str,
+    dry_run: bool = False,
+    force: bool = False,
+    access: Access | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> DrainReport:
+    access = access or fabric_access(fabric)
+    report = _prepare(fabric, leaf, "drain", access)
+    nr = build_nornir(fabric, [report.partner], access, workers=1)
+    try:
+        partner_state = nr.run(task=read_partner)[report.partner][0].result
+    finally:
+        nr.close_connections(on_good=True, on_failed=True)
+    report.refusals = pre_checks(fabric, leaf, partner_state, load_maintenance(fabric))
+    report.forced, report.dry_run = force and bool(report.refusals), dry_run
+    if report.refusals and not force:
+        raise DrainRefused(leaf, "refused: " + "; ".join(report.refusals) + " (--force overrides)")
+    if dry_run:
+        report.ok = True
+        return report
+    for state in ("graceful-shutdown", "isolated"):
+        if progress:
+            progress(leaf, state)
+        outcome = _step(fabric, leaf, state, access)
+        report.steps.append({"state": state, **outcome.to_dict()})
+        if not outcome.ok:
+            return report
+    report.checks_failed = [
+        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
+    ]
+    report.ok = not report.checks_failed
+    return report
+
+
+def undrain(
+    fabric: Fabric,
+    leaf: str,
+    dry_run: bool = False,
+    access: Access | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> DrainReport:
+    access = access or fabric_access(fabric)
+    report = _prepare(fabric, leaf, "undrain", access)
+    report.impact = [
+        f"servers {', '.join(report.servers)} return to both planes once "
+        f"{leaf}'s BGP sessions are up (host ports held down until then)"
+    ]
+    report.dry_run = dry_run
+    if dry_run:
+        report.ok = True
+        return report
+    # "returning": policy back to normal, host ports still down; deploy's post-check waits
+    # for the leaf's sessions, only then do the host ports come up.
+    for state in ("returning", "none"):
+        if progress:
+            progress(leaf, state)
+        outcome = _step(fabric, leaf, state, access)
+        report.steps.append({"state": state, **outcome.to_dict()})
+        if not outcome.ok:
+            return report
+    report.checks_failed = [
+        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
+    ]
+    report.ok = not report.checks_failed
+    return report

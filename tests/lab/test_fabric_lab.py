@@ -1,0 +1,328 @@
+"""The product's main job in the embedded lab, per dual-leaf mode, on one shared lab each:
+lab up -> deploy plane 1 -> verify -> deploy plane 2 -> verify -> traffic on every rail in
+both planes -> idempotence, drift, rejected config, unreachable switch, rollback -> lab down.
+
+Tests run in file order and share one lab per mode (module-scoped fixture); each lab comes
+down at the end even after a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from controller.connection import Access, lab_access
+from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
+from controller.drain import DrainRefused, drain, undrain
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.intent import load_intent
+from controller.lab import LabSession, down, kernel, run_probe
+from controller.labfabric import bring_up, lab_dir
+from controller.render.engine import render_fabric
+from controller.verify import verify
+from tests.conftest import INVENTORY, run_cli
+
+PREFIX = "dpi-"
+PROBE_S = 240  # long enough to cover a drain and an undrain in the TCG guest
+pytestmark = pytest.mark.lab
+
+
+@dataclass
+class Lab:
+    mode: str
+    intent: Path
+    fabric: Fabric
+    state_dir: Path
+    access: Access
+
+    def session(self) -> LabSession:
+        return LabSession.open(self.state_dir)
+
+
+def _require() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    if not kernel.host_is_capable(PREFIX) and kernel.guest_kernel() is None:
+        pytest.skip("no kernel with bonding/VLAN/VRF: run .ci/setup (controller/lab/setup.sh)")
+
+
+def _leftovers() -> dict[str, list[str]]:
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    qemu = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
+    mounts = Path("/proc/mounts").read_text()
+    return {
+        "namespaces": [line.split()[0] for line in netns.splitlines() if line.startswith(PREFIX)],
+        "qemu": [
+            line for line in qemu.splitlines() if PREFIX.rstrip("-") in line or ".lab" in line
+        ],
+        "mounts": [line for line in mounts.splitlines() if PREFIX in line],
+    }
+
+
+@pytest.fixture(scope="module", params=["dual-arp", "evpn-mh"])
+def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    _require()
+    mode = request.param
+    root = tmp_path_factory.mktemp(f"lab-{mode}")
+    os.environ["DPCTL_LAB_DIR"] = str(root / "labs")
+    os.environ["DPCTL_STATE_DIR"] = str(root / "state")
+    os.environ["DPCTL_LAB_PREFIX"] = PREFIX
+    intent = INVENTORY / f"lab-{mode}.yaml"
+    fabric = build_fabric(load_intent(intent))
+    state_dir = lab_dir(fabric.intent.name)
+    try:
+        bring_up(fabric, state_dir, prefix=PREFIX)
+        access = lab_access(state_dir)
+        assert access is not None
+        yield Lab(mode, intent, fabric, state_dir, access)
+    finally:
+        down(state_dir, prefix=PREFIX)
+        for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):
+            os.environ.pop(key, None)
+
+
+def running_configs(lab: Lab, names: list[str]) -> dict[str, str]:
+    with lab.session() as s:
+        return {n: s.vtysh(n, "show running-config") for n in names}
+
+
+def plane_names(lab: Lab, plane: int) -> list[str]:
+    return [s.name for s in lab.fabric.switches_in(plane=plane)]
+
+
+def test_lab_status_lists_every_node(lab: Lab) -> None:
+    result = run_cli("lab", "status", "-f", str(lab.intent), "--json")
+    nodes = json.loads(result.stdout)["nodes"]
+    assert result.exit_code == 0
+    assert set(nodes) == {s.name for s in lab.fabric.switches} | {
+        s.name for s in lab.fabric.servers
+    }
+    assert all(n["running"] for n in nodes.values())
+    assert nodes["p2-spine1"]["role"] == "spine" and nodes["p2-spine1"]["plane"] == 2
+    assert nodes["srv0001"]["role"] == "server" and nodes["srv0001"]["plane"] is None
+
+
+def test_deploy_plane1_touches_only_plane1(lab: Lab) -> None:
+    before = running_configs(lab, plane_names(lab, 2))
+    result = run_cli("deploy", "-f", str(lab.intent), "--plane", "1", "--json")
+    body = json.loads(result.stdout)
+    assert result.exit_code == 0, result.stdout
+    assert set(body["devices"]) == set(plane_names(lab, 1))
+    assert all(d["ok"] and d["changed"] for d in body["devices"].values())
+    assert running_configs(lab, plane_names(lab, 2)) == before
+    assert run_cli("verify", "-f", str(lab.intent), "--plane", "1").exit_code == 0
+    failing = run_cli("verify", "-f", str(lab.intent), "--plane", "2", "--json")
+    assert failing.exit_code == 1
+    failed = [c for c in json.loads(failing.stdout)["checks"] if not c["ok"]]
+    assert any(c["check"] == "bgp-sessions" and c["device"] == "p2-spine1" for c in failed)
+
+
+def test_deploy_plane2_then_whole_fabric_verifies(lab: Lab) -> None:
+    result = run_cli("deploy", "-f", str(lab.intent), "--plane", "2", "--json")
+    assert result.exit_code == 0, result.stdout
+    checks = verify(lab.fabric, access=lab.access)
+    failed = [c.to_dict() for c in checks if not c.ok]
+    assert failed == []
+    # BGP unnumbered is up on every fabric link of both planes (and the pair link in EVPN-MH).
+    with lab.session() as s:
+        for switch in lab.fabric.switches:
+            ports = {
+                lk.a_port if lk.a_device == switch.name else lk.z_port
+                for lk in lab.fabric.links_by_device[switch.name]
+                if lk.kind != "host"
+            }
+            assert s.bgp_established(switch.name) == ports
+    if lab.mode == "evpn-mh":
+        assert any(c.check.startswith("evpn-es") and c.ok for c in checks)
+
+
+def _set_ports(s: LabSession, server: str, ports: list[str], state: str) -> None:
+    s.check(server, "; ".join(f"ip link set {p} {state}" for p in ports))
+
+
+def _wait_bond_members_up(s: LabSession, lab: Lab, timeout: float = 60.0) -> None:
+    """Until every NIC bond carries traffic on both ports again (updelay / LACP)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready = True
+        for server in lab.fabric.servers:
+            for nic in server.nics:
+                info = s.check(server.name, f"cat /proc/net/bonding/gpu{nic.rail}")
+                if info.count("MII Status: up") < 3 or "going back" in info:
+                    ready = False
+        if ready:
+            return
+        time.sleep(1.0)
+    raise AssertionError("bond members did not come back")
+
+
+def test_traffic_on_every_rail_in_both_planes(lab: Lab) -> None:
+    a, b = lab.fabric.servers[0], lab.fabric.servers[1]
+    results = {}
+    with lab.session() as s:
+        for plane in (1, 2):
+            other = [f"nic{n.rail}p{3 - plane}" for n in a.nics]
+            for server in (a, b):
+                _set_ports(s, server.name, other, "down")
+            try:
+                for nic_a, nic_b in zip(a.nics, b.nics, strict=True):
+                    probe = run_probe(s, a.name, b.name, nic_b.ip, count=100, rate_pps=50.0)
+                    results[(plane, nic_a.rail)] = probe
+            finally:
+                for server in (a, b):
+                    _set_ports(s, server.name, other, "up")
+                _wait_bond_members_up(s, lab)
+    for key, probe in results.items():
+        assert probe["received"] >= 98, (key, probe)
+
+
+def test_second_deploy_changes_nothing(lab: Lab) -> None:
+    outcomes = deploy(lab.fabric, access=lab.access)
+    assert {n: (o.ok, o.changed) for n, o in outcomes.items()} == {
+        s.name: (True, False) for s in lab.fabric.switches
+    }
+
+
+def test_drift_shown_by_dry_run_and_repaired(lab: Lab) -> None:
+    victim = "p1-spine2"
+    with lab.session() as s:
+        s.vtysh(
+            victim,
+            "configure terminal",
+            "router bgp 65000",
+            "no neighbor swp2 interface peer-group LEAVES",
+        )
+    dry = run_cli("deploy", "-f", str(lab.intent), "--device", victim, "--dry-run", "--json")
+    device = json.loads(dry.stdout)["devices"][victim]
+    assert dry.exit_code == 0 and device["changed"]
+    added = [
+        line
+        for line in device["diff"].splitlines()
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+    ]
+    assert added == ["+router bgp 65000", "+ neighbor swp2 interface peer-group LEAVES"]
+    assert (
+        "no neighbor" in running_configs(lab, [victim])[victim]
+        or "swp2 interface" not in running_configs(lab, [victim])[victim]
+    )
+    repaired = deploy(lab.fabric, device=victim, access=lab.access)[victim]
+    assert repaired.ok and repaired.changed, repaired
+    assert not deploy(lab.fabric, device=victim, dry_run=True, access=lab.access)[victim].changed
+
+
+def test_rollback_command_restores_previous_config(lab: Lab) -> None:
+    victim = "p1-spine2"  # its last commit repaired the drift: rolling back brings the drift back
+    result = run_cli("rollback", "-f", str(lab.intent), "--device", victim, "--json")
+    assert result.exit_code == 0, result.stdout
+    assert "neighbor swp2 interface" not in running_configs(lab, [victim])[victim]
+    assert deploy(lab.fabric, device=victim, access=lab.access)[victim].ok
+
+
+def test_rejected_config_rolls_back(lab: Lab) -> None:
+    victim = "p2-g1-leaf2"
+    before = running_configs(lab, [victim])[victim]
+    files = render_fabric(lab.fabric, device=victim)
+    files[victim]["frr.conf"] += "router bgp 65103\n this-is-not-a-command\nexit\n"
+    outcome: DeviceOutcome = deploy(lab.fabric, device=victim, access=lab.access, rendered=files)[
+        victim
+    ]
+    assert not outcome.ok and outcome.rolled_back, outcome
+    assert running_configs(lab, [victim])[victim] == before  # proven by reading it back
+
+
+def test_unreachable_switch_reported_others_deployed(lab: Lab) -> None:
+    victim = "p2-spine2"
+    namespace = f"{PREFIX}{victim}"
+    with lab.session() as s:
+        s.root_run(f"ip -n {namespace} link set mgmt0 down")
+        try:
+            result = run_cli("deploy", "-f", str(lab.intent), "--json")
+        finally:
+            s.root_run(f"ip -n {namespace} link set mgmt0 up")
+    body = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert not body["devices"][victim]["ok"] and victim in body["devices"]
+    assert "connect" in body["devices"][victim]["error"].lower()
+    assert all(d["ok"] for n, d in body["devices"].items() if n != victim)
+
+
+def test_drain_refused_when_partner_drained_or_server_single_homed(lab: Lab) -> None:
+    leaf, partner = "p1-g1-leaf1", "p2-g1-leaf1"
+    path = maintenance_file(lab.fabric)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({partner: "isolated"}))
+    try:
+        with pytest.raises(DrainRefused, match=f"partner {partner} is already drained"):
+            drain(lab.fabric, leaf, access=lab.access)
+    finally:
+        path.unlink()
+    port = next(lk.z_port for lk in lab.fabric.links_by_device[partner] if lk.a_device == "srv0002")
+    with lab.session() as s:
+        s.root_run(f"ip -n {PREFIX}{partner} link set {port} down")
+        try:
+            result = run_cli("drain", leaf, "-f", str(lab.intent), "--json")
+        finally:
+            s.root_run(f"ip -n {PREFIX}{partner} link set {port} up")
+    assert result.exit_code == 2
+    reason = json.loads(result.stdout)["error"]["reason"]
+    assert "server srv0002 is single-homed" in reason and "--force" in reason
+    assert load_maintenance(lab.fabric) == {}  # nothing was changed
+
+
+def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
+    leaf = "p1-g1-leaf1"  # rail 1 of plane 1: the rail-2 flows do not touch it
+    a, b = lab.fabric.servers[0], lab.fabric.servers[1]
+    flows = {f"rail{n.rail}": (a.name, b.name, b.nics[n.rail - 1].ip) for n in a.nics}
+    results: dict[str, dict[str, int]] = {}
+
+    def probe(name: str, src: str, dst: str, ip: str) -> None:
+        with lab.session() as s:
+            results[name] = run_probe(
+                s,
+                src,
+                dst,
+                ip,
+                count=PROBE_S * 20,
+                rate_pps=20.0,
+                port=5300 + len(name) + int(name[-1]),
+            )
+
+    threads = [threading.Thread(target=probe, args=(n, *f)) for n, f in flows.items()]
+    for t in threads:
+        t.start()
+    time.sleep(5)
+    try:
+        drained = drain(lab.fabric, leaf, access=lab.access)
+        assert drained.ok, drained.to_dict()
+        assert load_maintenance(lab.fabric) == {leaf: "isolated"}
+        checks = verify(lab.fabric, access=lab.access)
+        assert [c.to_dict() for c in checks if not c.ok] == []  # verify passes while drained
+        assert any(
+            c.device == leaf and c.check == "maintenance (drained: isolated)" for c in checks
+        )
+        status = json.loads(run_cli("lab", "status", "-f", str(lab.intent), "--json").stdout)
+        assert status["nodes"][leaf]["maintenance"] == "isolated"
+        back = undrain(lab.fabric, leaf, access=lab.access)
+        assert back.ok, back.to_dict()
+        assert load_maintenance(lab.fabric) == {}
+    finally:
+        for t in threads:
+            t.join(timeout=PROBE_S + 60)
+    print(f"\n{lab.mode} drain+undrain of {leaf}: {results}")
+    assert results["rail2"]["lost"] == 0, results  # flows not terminating behind the leaf
+    assert results["rail1"]["received"] > 0, results  # measured and reported above
+
+
+def test_lab_down_leaves_nothing(lab: Lab) -> None:
+    result = run_cli("lab", "down", "-f", str(lab.intent), "--json")
+    assert result.exit_code == 0
+    assert _leftovers() == {"namespaces": [], "qemu": [], "mounts": []}

@@ -1,0 +1,122 @@
+"""Deploy and verify logic that needs no switch: the lock, the FRR driver's parsers, the checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.deploy import deploy_lock
+from controller.drivers import bundle
+from controller.drivers.frr import _created_links, _parse_reload_test, _tc_devices
+from controller.generator import build_fabric
+from controller.intent import load_intent
+from controller.render.engine import render_fabric
+from controller.verify import check_bgp, check_host_routes, check_lldp
+from tests.conftest import INVENTORY, run_cli
+
+LAB = INVENTORY / "lab-dual-arp.yaml"
+
+
+def test_second_concurrent_deploy_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-lab"))
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
+    with deploy_lock("lab-dual-arp"):
+        result = run_cli("deploy", "-f", str(LAB), "--json")
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert "another deploy of lab-dual-arp is running" in error["reason"]
+    assert error["where"].endswith("lab-dual-arp.deploy.lock")
+
+
+def test_bundle_round_trip() -> None:
+    files = {"frr.conf": "hostname x\n", "ip.batch": "link set lo up\n", "empty": ""}
+    assert bundle.unpack(bundle.pack(files), "frr.conf") == files
+    assert bundle.unpack("hostname x\n", "frr.conf") == {"frr.conf": "hostname x\n"}
+    with pytest.raises(ValueError, match="repeated"):
+        bundle.unpack(f"{bundle.MARKER}a\nx\n{bundle.MARKER}a\ny\n", "a")
+
+
+def test_frr_reload_output_parsed_to_diff_lines() -> None:
+    output = "\n".join(
+        [
+            "",
+            "Lines To Delete",
+            "===============",
+            "no hostname vm",
+            "router bgp 65000",
+            " no neighbor swp9 interface",
+            "",
+            "Lines To Add",
+            "============",
+            "router bgp 65000",
+            " neighbor swp2 interface peer-group LEAVES",
+            "",
+        ]
+    )
+    delete, add = _parse_reload_test(output)
+    assert delete == ["router bgp 65000", " no neighbor swp9 interface"]  # hostname noise dropped
+    assert add == ["router bgp 65000", " neighbor swp2 interface peer-group LEAVES"]
+
+
+def test_linux_teardown_finds_created_links_and_qdiscs() -> None:
+    fabric = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))
+    files = render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]
+    assert _created_links(files["ip.batch"]) == ["br0", "bond1", "bond2", "vxlan10000", "vlan1001"]
+    assert _tc_devices(files["qos.tc"]) == ["swp1", "swp2", "swp3", "swp4"]
+
+
+def _state(
+    peers: dict[str, bool] | None = None,
+    lldp: dict[str, Any] | None = None,
+    routes: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "bgp": {p: {"is_up": up} for p, up in (peers or {}).items()},
+        "lldp": lldp or {},
+        "routes": routes or [],
+    }
+
+
+def test_bgp_check_names_missing_and_extra_sessions() -> None:
+    fabric = build_fabric(load_intent(LAB))
+    good = check_bgp(fabric, "p1-g1-leaf1", _state({"swp3": True, "swp4": True}))
+    bad = check_bgp(fabric, "p1-g1-leaf1", _state({"swp3": True, "swp4": False, "swp1": True}))
+    assert good.ok and not bad.ok
+    assert bad.expected == ["swp3", "swp4"] and bad.found == ["swp1", "swp3"]
+
+
+def test_lldp_check_catches_a_swapped_cable() -> None:
+    fabric = build_fabric(load_intent(LAB))
+    swapped = {
+        "swp1": [{"hostname": "p1-g1-leaf2", "port": "swp3"}],
+        "swp2": [{"hostname": "p1-g1-leaf1", "port": "swp3"}],
+    }
+    check = check_lldp(fabric, "p1-spine1", _state(lldp=swapped))
+    assert not check.ok and check.expected["swp1"] == "p1-g1-leaf1:swp3"
+
+
+def test_host_route_check_catches_a_route_through_the_wrong_leaf() -> None:
+    fabric = build_fabric(load_intent(LAB))
+    routes = []
+    for server in fabric.servers:
+        for nic in server.nics:
+            leaf = nic.leaves[0]
+            port = next(
+                lk.z_port for lk in fabric.links_by_device["p1-spine1"] if lk.a_device == leaf
+            )
+            routes.append(
+                {"prefix": f"{nic.ip}/32", "protocol": "bgp", "nexthops": [port], "selected": True}
+            )
+    assert check_host_routes(fabric, "p1-spine1", _state(routes=routes)).ok
+    routes[0]["nexthops"] = ["swp2"]  # the other leaf: a route that does not follow the rail
+    routes.pop()  # and one NIC missing
+    check = check_host_routes(fabric, "p1-spine1", _state(routes=routes))
+    assert not check.ok
+    assert check.found["10.100.0.2/32"] == {"via": ["p1-g1-leaf2"], "expected": "p1-g1-leaf1"}
+    assert "missing" in check.found.values()
