@@ -1,0 +1,147 @@
+"""An Ansible inventory of a fabric's GPU servers, from the same facts as the switches.
+
+Pure functions: fabric facts (and how to reach the servers) in, an inventory dict out, in
+the YAML/JSON inventory structure Ansible and ansible-runner take. Every server is a host of
+group ``gpu_servers`` with ``ansible_host`` = its management address and the variables the
+playbooks in ``playbooks/`` need: its NICs (rail, address, prefix length, gateway, the two
+ports, the bond), the peers it must reach (same-rail NICs of the other servers), the
+dual-leaf mode with its bond options, and the rail pool.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from controller.facts import Fabric, Server
+from controller.labfabric import (
+    ARP_KEEPALIVE_S,
+    FAILBACK_HOLD_MS,
+    NIC_TABLE_BASE,
+    SERVER_MTU,
+    bond_name,
+)
+from controller.render.roce import DSCP_TO_TC, LOSSLESS_QUEUES
+
+GROUP = "gpu_servers"
+
+
+@dataclass(frozen=True)
+class SshAccess:
+    """How Ansible reaches the servers: user, key, host-key file, an optional jump host."""
+
+    user: str
+    key_file: str | None = None
+    known_hosts: str | None = None
+    jump_host: str | None = None
+    jump_port: int | None = None
+    jump_user: str = "root"
+    connect_timeout: int = 10
+
+
+def bond_options(mode: str) -> dict[str, Any]:
+    """The bond of a GPU NIC's two ports as the dual-leaf design needs it.
+
+    EVPN-MH: LACP (802.3ad, fast) towards the leaf pair that presents one Ethernet segment.
+    Dual-ARP: both ports active (balance-xor layer3+4) with a hold before a returning port
+    carries traffic again (updelay), and every ARP frame sent out of both ports.
+    """
+    if mode == "evpn-mh":
+        return {
+            "mode": "802.3ad",
+            "lacp_rate": "fast",
+            "xmit_hash_policy": "layer3+4",
+            "miimon": 100,
+        }
+    return {
+        "mode": "balance-xor",
+        "xmit_hash_policy": "layer3+4",
+        "miimon": 100,
+        "updelay": FAILBACK_HOLD_MS,
+    }
+
+
+def ssh_common_args(access: SshAccess) -> str:
+    """``ansible_ssh_common_args``: strict host keys from the given file, jump by ProxyCommand."""
+    args: list[str] = []
+    if access.jump_host:
+        proxy = ["ssh"]
+        if access.key_file:
+            proxy += ["-i", access.key_file, "-o", "IdentitiesOnly=yes"]
+        if access.known_hosts:
+            proxy += ["-o", f"UserKnownHostsFile={access.known_hosts}"]
+            proxy += ["-o", "StrictHostKeyChecking=yes"]
+        proxy += ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={access.connect_timeout}"]
+        proxy += ["-W", "%h:%p", "-p", str(access.jump_port or 22)]
+        proxy += [f"{access.jump_user}@{access.jump_host}"]
+        args += ["-o", f"ProxyCommand={shlex.join(proxy)}"]
+    if access.known_hosts:
+        args += ["-o", f"UserKnownHostsFile={access.known_hosts}"]
+        args += ["-o", "StrictHostKeyChecking=yes"]
+    args += ["-o", f"ConnectTimeout={access.connect_timeout}", "-o", "BatchMode=yes"]
+    return shlex.join(args)
+
+
+def _roce_vars(fabric: Fabric) -> dict[str, Any]:
+    roce = fabric.intent.roce
+    lossless = roce.enabled and roce.mode == "lossless"
+    return {
+        "enabled": roce.enabled,
+        "trust": "dscp",
+        "pfc_priorities": list(LOSSLESS_QUEUES) if lossless else [],
+        # DSCP -> priority for the classes the switches treat specially (the rest is 0).
+        "dscp_to_prio": {str(d): tc for d, tc in sorted(DSCP_TO_TC.items()) if tc},
+    }
+
+
+def server_vars(fabric: Fabric, server: Server) -> dict[str, Any]:
+    """The host variables of one server: management address, NICs, peers."""
+    nics = [
+        {
+            "rail": nic.rail,
+            "bond": bond_name(nic),
+            "ip": nic.ip,
+            "prefixlen": nic.prefixlen,
+            "gateway": nic.gateway,
+            "ports": list(nic.ports),
+            "table": NIC_TABLE_BASE + nic.rail,
+        }
+        for nic in server.nics
+    ]
+    peers = [
+        {"server": other.name, "rail": nic.rail, "ip": nic.ip, "src": own.ip}
+        for own in server.nics
+        for other in fabric.servers
+        if other.name != server.name
+        for nic in other.nics
+        if nic.rail == own.rail
+    ]
+    return {"ansible_host": server.mgmt_ip, "nics": nics, "peers": peers}
+
+
+def build_inventory(
+    fabric: Fabric, access: SshAccess, servers: list[str] | None = None
+) -> dict[str, Any]:
+    """The inventory dict of the fabric's servers (all of them, or those named)."""
+    wanted = set(servers) if servers is not None else None
+    hosts = {
+        s.name: server_vars(fabric, s) for s in fabric.servers if wanted is None or s.name in wanted
+    }
+    mode = fabric.intent.dual_leaf_mode
+    group_vars: dict[str, Any] = {
+        "ansible_user": access.user,
+        "ansible_ssh_common_args": ssh_common_args(access),
+        "ansible_python_interpreter": "auto_silent",
+        "fabric_name": fabric.intent.name,
+        "dual_leaf_mode": mode,
+        "bond_options": bond_options(mode),
+        "arp_on_both_ports": mode == "dual-arp",
+        "rail_pool": str(fabric.intent.addressing.rail_subnets),
+        "mtu": SERVER_MTU,
+        "arp_keepalive_s": ARP_KEEPALIVE_S,
+        "roce": _roce_vars(fabric),
+    }
+    if access.key_file:
+        group_vars["ansible_ssh_private_key_file"] = access.key_file
+    return {"all": {"children": {GROUP: {"hosts": hosts, "vars": group_vars}}}}

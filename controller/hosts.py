@@ -1,0 +1,253 @@
+"""GPU servers with Ansible: `dpctl hosts configure|verify` through ansible-runner.
+
+The inventory comes from the fabric facts (`controller.ansible_inventory`); the playbooks
+and the `dpctl_gpu_nic` module live in `playbooks/`. When the fabric's embedded lab runs,
+servers are reached through the lab's guest (ProxyCommand) with the lab's key and
+known_hosts; otherwise with the intent's credentials reference (`ssh_key_file`).
+
+Each run keeps its artifacts (inventory, events, stdout) under
+``$DPCTL_STATE_DIR/ansible/<fabric>/<timestamp>/`` (default ``.dpctl/``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from controller.ansible_inventory import SshAccess, build_inventory
+from controller.errors import DpctlError
+from controller.facts import Fabric
+from controller.labfabric import lab_dir
+
+PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
+ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
+Action = Literal["configure", "verify"]
+MODULE = "dpctl_gpu_nic"
+
+
+class HostsError(DpctlError):
+    """The GPU servers cannot be configured or verified (bad input, missing tooling)."""
+
+
+@dataclass
+class HostOutcome:
+    name: str
+    ok: bool = True
+    changed: int = 0
+    unreachable: bool = False
+    failed: bool = False
+    message: str = ""
+    roce_skipped: list[str] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    commands: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "changed": self.changed,
+            "unreachable": self.unreachable,
+            "failed": self.failed,
+            "message": self.message,
+            "roce_skipped": self.roce_skipped,
+            "checks": self.checks,
+            "commands": self.commands,
+        }
+
+
+@dataclass
+class HostsResult:
+    action: str
+    fabric: str
+    check: bool
+    hosts: dict[str, HostOutcome]
+    artifacts: str
+    seconds: float
+    rc: int
+
+    @property
+    def unreachable(self) -> list[str]:
+        return sorted(n for n, h in self.hosts.items() if h.unreachable)
+
+    @property
+    def failed(self) -> list[str]:
+        return sorted(n for n, h in self.hosts.items() if h.failed and not h.unreachable)
+
+    @property
+    def changed(self) -> int:
+        return sum(h.changed for h in self.hosts.values())
+
+    @property
+    def ok(self) -> bool:
+        return not self.unreachable and not self.failed and self.rc == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "action": self.action,
+            "fabric": self.fabric,
+            "check": self.check,
+            "changed": self.changed,
+            "unreachable": self.unreachable,
+            "failed": self.failed,
+            "hosts": {n: h.to_dict() for n, h in self.hosts.items()},
+            "artifacts": self.artifacts,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def state_root() -> Path:
+    return Path(os.environ.get("DPCTL_STATE_DIR", ".dpctl"))
+
+
+def require_ansible() -> None:
+    """ansible-runner drives `ansible-playbook` (ansible-core): both must be installed."""
+    if importlib.util.find_spec("ansible_runner") is None:
+        raise HostsError("ansible", "ansible-runner is not installed: pip install ansible-runner")
+    if importlib.util.find_spec("ansible") is None or shutil.which("ansible-playbook") is None:
+        raise HostsError(
+            "ansible",
+            f"ansible-core is not installed (no ansible-playbook): "
+            f"pip install '{ANSIBLE_REQUIREMENT}'",
+        )
+
+
+def select_servers(fabric: Fabric, server: str | None) -> list[str]:
+    names = [s.name for s in fabric.servers]
+    if server is None:
+        return names
+    if server not in fabric.server_by_name:
+        shown = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+        raise HostsError(
+            "--server", f"no server {server!r} in fabric {fabric.intent.name} ({shown})"
+        )
+    return [server]
+
+
+def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
+    """Through the lab when the fabric's lab runs, else the intent's credentials."""
+    from controller.connection import lab_access
+
+    lab = lab_access(lab_state or lab_dir(fabric.intent.name))
+    if lab is not None:
+        args = lab.optional_args
+        return SshAccess(
+            user=lab.username,
+            key_file=args.get("key_file"),
+            known_hosts=args.get("known_hosts"),
+            jump_host=args.get("jump_host"),
+            jump_port=args.get("jump_port"),
+        )
+    creds = fabric.intent.credentials
+    key = os.path.expanduser(creds.ssh_key_file) if creds.ssh_key_file else None
+    return SshAccess(user=creds.username, key_file=key)
+
+
+def _run_dir(fabric: Fabric, action: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    path = state_root() / "ansible" / fabric.intent.name / f"{stamp}-{action}"
+    path.mkdir(parents=True, exist_ok=False)
+    return path.resolve()
+
+
+def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostOutcome]:
+    """Per-host outcome from ansible-runner's events (the playbook's own stats are counted
+    per task; `changed` here counts tasks that changed something on the host)."""
+    hosts = {n: HostOutcome(n) for n in names}
+    for ev in events:
+        data = ev.get("event_data", {})
+        host = data.get("host")
+        if host not in hosts:
+            continue
+        out = hosts[host]
+        res = data.get("res", {}) if isinstance(data.get("res"), dict) else {}
+        kind = ev.get("event")
+        if kind == "runner_on_unreachable":
+            out.unreachable, out.ok = True, False
+            out.message = str(res.get("msg", "unreachable")).strip()
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
+            out.failed, out.ok = True, False
+            out.message = str(res.get("msg", "failed")).strip()
+            out.checks = res.get("checks", out.checks)
+        elif kind == "runner_on_ok" and data.get("task_action", "").endswith(MODULE):
+            out.changed += 1 if res.get("changed") else 0
+            out.message = str(res.get("msg", ""))
+            out.roce_skipped = list(res.get("roce_skipped", []))
+            out.checks = res.get("checks", [])
+            out.commands = {
+                bond: list(nic.get("commands", []))
+                for bond, nic in res.get("nics", {}).items()
+                if nic.get("commands")
+            }
+    return hosts
+
+
+def run_hosts(
+    fabric: Fabric,
+    action: Action,
+    server: str | None = None,
+    check: bool = False,
+    access: SshAccess | None = None,
+) -> HostsResult:
+    """Run the configure or verify playbook on the fabric's servers (or one of them)."""
+    names = select_servers(fabric, server)
+    require_ansible()
+    import ansible_runner
+
+    access = access or ssh_access(fabric)
+    inventory = build_inventory(fabric, access, names)
+    run_dir = _run_dir(fabric, action)
+    (run_dir / "inventory.json").write_text(json.dumps(inventory, indent=2, sort_keys=True))
+    cmdline = "--check" if check else ""
+    envvars = {
+        "ANSIBLE_PIPELINING": "True",
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_LIBRARY": str(PLAYBOOKS / "library"),
+        "ANSIBLE_ROLES_PATH": str(PLAYBOOKS / "roles"),
+        "ANSIBLE_LOCAL_TEMP": str(run_dir / "tmp"),
+        "ANSIBLE_FORKS": "16",
+        "ANSIBLE_NOCOLOR": "True",
+    }
+    start = time.monotonic()
+    runner = ansible_runner.run(
+        private_data_dir=str(run_dir),
+        project_dir=str(PLAYBOOKS),
+        playbook=str(PLAYBOOKS / f"{action}.yml"),
+        inventory=inventory,
+        cmdline=cmdline or None,
+        envvars=envvars,
+        quiet=True,
+        json_mode=False,
+        ident="run",
+    )
+    seconds = time.monotonic() - start
+    events = list(runner.events)
+    hosts = _outcomes(events, names)
+    stats = runner.stats or {}
+    for name in stats.get("dark", {}) or {}:
+        if name in hosts:
+            hosts[name].unreachable, hosts[name].ok = True, False
+    for name in stats.get("failures", {}) or {}:
+        if name in hosts and not hosts[name].unreachable:
+            hosts[name].failed, hosts[name].ok = True, False
+    if runner.rc != 0 and not any(h.unreachable or h.failed for h in hosts.values()):
+        stdout = (run_dir / "artifacts" / "run" / "stdout").read_text(errors="replace")
+        raise HostsError(
+            f"ansible {action}", f"ansible-playbook exited {runner.rc}: {stdout[-600:]}"
+        )
+    return HostsResult(
+        action=action,
+        fabric=fabric.intent.name,
+        check=check,
+        hosts=hosts,
+        artifacts=str(run_dir),
+        seconds=seconds,
+        rc=int(runner.rc or 0),
+    )

@@ -1,0 +1,485 @@
+#!/usr/bin/python3
+"""Ansible module: a GPU server's NICs for a dual-plane rail-optimized fabric.
+
+action=configure brings every GPU NIC to the state `controller/labfabric.py:
+server_setup_script()` builds: a bond of the NIC's plane-1 and plane-2 ports (LACP for
+EVPN-MH; balance-xor with updelay for dual-ARP plus a tc clsact egress filter that mirrors
+every ARP frame to port 1 and redirects it to port 2), MTU, the address, a source-based
+table per NIC (rule from the NIC's address, rail pool via its gateway) and a slow ARP
+keep-alive to the gateway; then RoCE host settings where the NIC's tooling exists.
+
+State is read with iproute2 JSON (`ip -j`); only the commands that are needed run (one
+`ip -batch` and one `tc -batch` per NIC), so a converged server reports changed=false.
+Check mode reports the commands it would run and runs none.
+
+action=verify changes nothing: bond members up with carrier (and aggregated for LACP), the
+NIC configured as intended, the keep-alive running, the gateway's neighbour entry REACHABLE
+and every expected peer answering ping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from typing import Any
+
+DOCUMENTATION = r"""
+module: dpctl_gpu_nic
+short_description: Bond, address, source routing, dual-ARP and RoCE settings of GPU NICs
+options:
+  action: {type: str, choices: [configure, verify], default: configure}
+  nics: {type: list, elements: dict, required: true}
+  bond_options: {type: dict, required: true}
+  arp_on_both_ports: {type: bool, default: false}
+  rail_pool: {type: str, required: true}
+  mtu: {type: int, default: 9000}
+  arp_keepalive_s: {type: int, default: 2}
+  roce: {type: dict, default: {}}
+  peers: {type: list, elements: dict, default: []}
+  neighbour_timeout: {type: float, default: 12}
+"""
+
+Run = Any  # callable(argv, stdin=None) -> (rc, out, err)
+
+BOND_KEYS = {
+    # option name in `ip link add ... type bond` -> key in `ip -j -d link` info_data
+    "mode": "mode",
+    "lacp_rate": "ad_lacp_rate",
+    "xmit_hash_policy": "xmit_hash_policy",
+    "miimon": "miimon",
+    "updelay": "updelay",
+}
+
+
+# -- reading state -----------------------------------------------------------------------
+def run_cmd(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
+    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _json(run: Run, argv: list[str]) -> list[dict[str, Any]]:
+    rc, out, err = run(argv)
+    if rc != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {err.strip()}")
+    data = json.loads(out or "[]")
+    return data if isinstance(data, list) else []
+
+
+def read_state(run: Run, nics: list[dict[str, Any]]) -> dict[str, Any]:
+    """Everything the planner looks at, in a few `ip -j` calls."""
+    links = {link["ifname"]: link for link in _json(run, ["ip", "-j", "-d", "link", "show"])}
+    addrs = {a["ifname"]: a.get("addr_info", []) for a in _json(run, ["ip", "-j", "addr", "show"])}
+    rules = _json(run, ["ip", "-j", "-4", "rule", "show"])
+    routes = _json(run, ["ip", "-j", "-4", "route", "show", "table", "all"])
+    qdiscs = _json(run, ["tc", "-j", "qdisc", "show"])
+    filters: dict[str, str] = {}
+    for nic in nics:
+        if nic["bond"] in links:
+            _, out, _ = run(["tc", "filter", "show", "dev", nic["bond"], "egress"])
+            filters[nic["bond"]] = out
+    return {
+        "links": links,
+        "addrs": addrs,
+        "rules": rules,
+        "routes": routes,
+        "clsact": sorted(q["dev"] for q in qdiscs if q.get("kind") == "clsact"),
+        "filters": filters,
+        "pings": keepalive_processes(),
+    }
+
+
+def keepalive_processes() -> list[list[str]]:
+    """Command lines of the processes in this network namespace (PID namespace is shared)."""
+    try:
+        own_ns = os.readlink("/proc/self/ns/net")
+    except OSError:
+        own_ns = ""
+    found: list[list[str]] = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = [a.decode() for a in fh.read().split(b"\0") if a]
+            if not argv or os.path.basename(argv[0]) != "ping":
+                continue
+            if own_ns and os.readlink(f"/proc/{pid}/ns/net") != own_ns:
+                continue
+        except OSError:
+            continue
+        found.append(argv)
+    return found
+
+
+# -- planning (pure) ----------------------------------------------------------------------
+def keepalive_argv(nic: dict[str, Any], interval: int) -> list[str]:
+    return ["ping", "-q", "-i", str(interval), "-I", nic["ip"], nic["gateway"]]
+
+
+def _bond_mismatch(link: dict[str, Any], options: dict[str, Any]) -> list[str]:
+    info = link.get("linkinfo", {})
+    if info.get("info_kind") != "bond":
+        return [f"kind {info.get('info_kind')!r}"]
+    data = info.get("info_data", {})
+    wrong = []
+    for opt, value in options.items():
+        key = BOND_KEYS.get(opt, opt)
+        if str(data.get(key)) != str(value):
+            wrong.append(f"{opt} {data.get(key)!r} (want {value!r})")
+    return wrong
+
+
+def parse_tc_filters(text: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """`tc filter show dev X egress` -> [(protocol, [(Mirror|Redirect, device), ...])]."""
+    filters: list[tuple[str, list[tuple[str, str]]]] = []
+    for line in text.splitlines():
+        head = re.match(r"filter protocol (\S+) pref \d+ u32 .*fh [0-9a-f]+::[0-9a-f]+", line)
+        if head:
+            filters.append((head.group(1), []))
+            continue
+        action = re.search(r"mirred \(Egress (Mirror|Redirect) to device (\S+)\)", line)
+        if action and filters:
+            filters[-1][1].append((action.group(1), action.group(2)))
+    return filters
+
+
+def arp_filter_cmd(bond: str, port_a: str, port_b: str) -> str:
+    return (
+        f"filter add dev {bond} egress protocol arp u32 match u32 0 0 "
+        f"action mirred egress mirror dev {port_a} "
+        f"action mirred egress redirect dev {port_b}"
+    )
+
+
+def plan_nic(state: dict[str, Any], nic: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
+    """The `ip`/`tc` batch lines and the keep-alive that bring one NIC to its intended state."""
+    bond, ports, ip, gw = nic["bond"], list(nic["ports"]), nic["ip"], nic["gateway"]
+    table = int(nic["table"])
+    links: dict[str, Any] = state["links"]
+    ip_cmds: list[str] = []
+    tc_cmds: list[str] = []
+    reasons: list[str] = []
+    fresh = False
+    options = p["bond_options"]
+    opt_text = " ".join(f"{k} {v}" for k, v in options.items())
+    link = links.get(bond)
+    if link is not None:
+        wrong = _bond_mismatch(link, options)
+        if wrong:
+            reasons.append(f"{bond}: recreate ({', '.join(wrong)})")
+            ip_cmds.append(f"link del {bond}")
+            link, fresh = None, True
+    if link is None:
+        fresh = True
+        reasons.append(f"{bond}: create bond ({opt_text})")
+        ip_cmds.append(f"link add {bond} type bond {opt_text}")
+    for port in ports:
+        if port not in links:
+            raise RuntimeError(f"{bond}: port {port} does not exist on this server")
+        master = links[port].get("master")
+        if master == bond and not fresh:
+            continue
+        if master and master != bond:
+            ip_cmds.append(f"link set {port} nomaster")
+        reasons.append(f"{port}: enslave to {bond}")
+        ip_cmds += [f"link set {port} down", f"link set {port} master {bond}"]
+    if not fresh:
+        for name, other in sorted(links.items()):
+            if other.get("master") == bond and name not in ports:
+                reasons.append(f"{name}: not a port of {bond}, released")
+                ip_cmds.append(f"link set {name} nomaster")
+    up = link is not None and "UP" in link.get("flags", [])
+    if fresh or not up or int(link.get("mtu", 0)) != int(p["mtu"]):
+        reasons.append(f"{bond}: mtu {p['mtu']} up")
+        ip_cmds.append(f"link set {bond} mtu {p['mtu']} up")
+    inet = [] if fresh else [a for a in state["addrs"].get(bond, []) if a.get("family") == "inet"]
+    have = {(a.get("local"), int(a.get("prefixlen", 0))) for a in inet}
+    for local, plen in sorted(have - {(ip, int(nic["prefixlen"]))}):
+        reasons.append(f"{bond}: remove stray address {local}/{plen}")
+        ip_cmds.append(f"address del {local}/{plen} dev {bond}")
+    if (ip, int(nic["prefixlen"])) not in have:
+        reasons.append(f"{bond}: address {ip}/{nic['prefixlen']}")
+        ip_cmds.append(f"address add {ip}/{nic['prefixlen']} dev {bond}")
+    at_prio = [r for r in state["rules"] if int(r.get("priority", -1)) == table]
+    good = [
+        r
+        for r in at_prio
+        if r.get("src") == ip
+        and int(r.get("srclen", 32)) == 32
+        and str(r.get("table")) == str(table)
+        and set(r) <= {"priority", "src", "srclen", "table", "flags", "protocol"}
+    ]
+    if len(at_prio) != 1 or len(good) != 1:
+        for _ in at_prio:
+            ip_cmds.append(f"rule del priority {table}")
+        reasons.append(f"rule from {ip} table {table}")
+        ip_cmds.append(f"rule add from {ip} table {table} priority {table}")
+    routes = [r for r in state["routes"] if str(r.get("table")) == str(table)]
+    pool = p["rail_pool"]
+    if fresh or not any(
+        r.get("dst") == pool and r.get("gateway") == gw and r.get("dev") == bond for r in routes
+    ):
+        reasons.append(f"route {pool} via {gw} dev {bond} table {table}")
+        ip_cmds.append(f"route replace {pool} via {gw} dev {bond} table {table}")
+    has_clsact = bond in state["clsact"] and not fresh
+    if p["arp_on_both_ports"]:
+        want = [("arp", [("Mirror", ports[0]), ("Redirect", ports[1])])]
+        current = [] if fresh else parse_tc_filters(state["filters"].get(bond, ""))
+        if not has_clsact:
+            reasons.append(f"{bond}: clsact qdisc")
+            tc_cmds.append(f"qdisc add dev {bond} clsact")
+        if current != want:
+            if current:
+                tc_cmds.append(f"filter del dev {bond} egress")
+            reasons.append(f"{bond}: ARP out of both ports ({ports[0]} mirror, {ports[1]})")
+            tc_cmds.append(arp_filter_cmd(bond, ports[0], ports[1]))
+    elif has_clsact:
+        reasons.append(f"{bond}: remove clsact (ARP mirroring is for dual-ARP only)")
+        tc_cmds.append(f"qdisc del dev {bond} clsact")
+    ping = keepalive_argv(nic, int(p["arp_keepalive_s"]))
+    start_ping = ping not in state["pings"]
+    if start_ping:
+        reasons.append(f"keep-alive {' '.join(ping)}")
+    return {"ip": ip_cmds, "tc": tc_cmds, "ping": ping if start_ping else None, "why": reasons}
+
+
+# -- RoCE host settings ---------------------------------------------------------------------
+def _pfc_mask(prios: list[int]) -> str:
+    return ",".join("1" if i in prios else "0" for i in range(8))
+
+
+def roce_port(run: Run, port: str, roce: dict[str, Any], check: bool) -> dict[str, Any]:
+    """Trust DSCP and PFC on the lossless priorities with the first tool that supports the port.
+
+    mlnx_qos's default DSCP->priority map (DSCP >> 3) already puts DSCP 24-31 on 3 and
+    32-39 on 4, as the switches do; `dcb` sets the DSCP app entries explicitly.
+    """
+    prios = [int(x) for x in roce.get("pfc_priorities", [])]
+    tried: list[str] = []
+    if shutil.which("mlnx_qos"):
+        rc, out, err = run(["mlnx_qos", "-i", port])
+        if rc == 0:
+            trust_ok = re.search(r"Priority trust state:\s*dscp", out) is not None
+            enabled = re.search(r"enabled\s+((?:\d\s+){7}\d)", out)
+            pfc_ok = enabled is not None and enabled.group(1).split() == _pfc_mask(prios).split(",")
+            if trust_ok and pfc_ok:
+                return {"port": port, "tool": "mlnx_qos", "changed": False}
+            cmd = ["mlnx_qos", "-i", port, "--trust", "dscp", "--pfc", _pfc_mask(prios)]
+            if not check:
+                rc, _, err = run(cmd)
+                if rc != 0:
+                    raise RuntimeError(f"{' '.join(cmd)}: {err.strip()}")
+            return {"port": port, "tool": "mlnx_qos", "changed": True, "commands": [cmd]}
+        tried.append(f"mlnx_qos: {err.strip() or 'no output'}")
+    if shutil.which("dcb"):
+        rc, out, err = run(["dcb", "-j", "pfc", "show", "dev", port])
+        if rc == 0:
+            data = json.loads(out or "{}")
+            have = sorted(int(k) for k, v in data.get("prio_pfc", {}).items() if v)
+            cmds: list[list[str]] = []
+            if have != sorted(prios):
+                flags = [f"{i}:{'on' if i in prios else 'off'}" for i in range(8)]
+                cmds.append(["dcb", "pfc", "set", "dev", port, "prio-pfc", *flags])
+            mapping = [f"{d}:{t}" for d, t in roce.get("dscp_to_prio", {}).items()]
+            rc, out, _ = run(["dcb", "-j", "app", "show", "dev", port, "dscp-prio"])
+            current = json.loads(out or "{}").get("dscp_prio", []) if rc == 0 else []
+            have_map = {f"{e[0]}:{e[1]}" for e in current if isinstance(e, list) and len(e) == 2}
+            if mapping and set(mapping) != have_map:
+                cmds.append(["dcb", "app", "replace", "dev", port, "dscp-prio", *mapping])
+            if not check:
+                for cmd in cmds:
+                    rc, _, err = run(cmd)
+                    if rc != 0:
+                        raise RuntimeError(f"{' '.join(cmd)}: {err.strip()}")
+            return {"port": port, "tool": "dcb", "changed": bool(cmds), "commands": cmds}
+        tried.append(f"dcb: {err.strip() or 'not supported'}")
+    if shutil.which("lldptool"):
+        rc, out, err = run(["lldptool", "-t", "-i", port, "-V", "PFC", "-c", "enabled"])
+        if rc == 0:
+            want = ",".join(str(x) for x in prios) or "none"
+            if f"enabled={want}" in out.replace(" ", ""):
+                return {"port": port, "tool": "lldptool", "changed": False}
+            cmd = ["lldptool", "-T", "-i", port, "-V", "PFC", f"enabled={want}"]
+            if not check:
+                rc, _, err = run(cmd)
+                if rc != 0:
+                    raise RuntimeError(f"{' '.join(cmd)}: {err.strip()}")
+            return {"port": port, "tool": "lldptool", "changed": True, "commands": [cmd]}
+        tried.append(f"lldptool: {err.strip() or 'not supported'}")
+    detail = "; ".join(tried) if tried else "none of mlnx_qos, dcb, lldptool is installed"
+    return {
+        "port": port,
+        "tool": None,
+        "changed": False,
+        "skipped": f"RoCE host settings skipped on {port}: "
+        f"no NIC QoS tooling supports it ({detail})",
+    }
+
+
+# -- verification ---------------------------------------------------------------------------
+def _neigh_state(run: Run, bond: str, gateway: str) -> str:
+    rc, out, _ = run(["ip", "-j", "neigh", "show", "dev", bond, "to", gateway])
+    if rc != 0:
+        return "?"
+    entries = json.loads(out or "[]")
+    return ",".join(entries[0].get("state", [])) if entries else "none"
+
+
+def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
+    checks: list[dict[str, Any]] = []
+    state = read_state(run, p["nics"])
+    links = state["links"]
+
+    def add(nic: dict[str, Any], check: str, ok: bool, detail: str = "") -> None:
+        checks.append({"bond": nic["bond"], "check": check, "ok": ok, "detail": detail})
+
+    for nic in p["nics"]:
+        bond = nic["bond"]
+        plan = plan_nic(state, nic, p) if all(x in links for x in nic["ports"]) else None
+        drift = "ports missing" if plan is None else "; ".join(plan["why"])
+        add(nic, "configured as intended", plan is not None and not plan["why"], drift)
+        aggregator = (
+            links.get(bond, {}).get("linkinfo", {}).get("info_data", {}).get("ad_info", {})
+        ).get("aggregator")
+        for port in nic["ports"]:
+            link = links.get(port, {})
+            flags = link.get("flags", [])
+            slave = link.get("linkinfo", {}).get("info_slave_data", {})
+            carrier = "NO-CARRIER" not in flags and "LOWER_UP" in flags
+            member = link.get("master") == bond and slave.get("mii_status") == "UP"
+            add(nic, f"{port} carrier", carrier, ",".join(flags))
+            add(nic, f"{port} bond member up", member, json.dumps(slave, sort_keys=True))
+            if p["bond_options"].get("mode") == "802.3ad" and aggregator is not None:
+                agg = slave.get("ad_aggregator_id")
+                add(nic, f"{port} LACP aggregated", agg == aggregator, f"{agg} vs {aggregator}")
+    deadline = time.monotonic() + float(p.get("neighbour_timeout", 12))
+    pending = list(p["nics"])
+    states: dict[str, str] = {}
+    while pending:
+        for nic in pending:
+            states[nic["bond"]] = _neigh_state(run, nic["bond"], nic["gateway"])
+        pending = [n for n in pending if states[n["bond"]] != "REACHABLE"]
+        if not pending or time.monotonic() > deadline:
+            break
+        for nic in pending:  # traffic makes the kernel confirm a STALE/DELAY entry
+            run(["ping", "-q", "-c", "1", "-W", "1", "-I", nic["ip"], nic["gateway"]])
+        time.sleep(0.5)
+    for nic in p["nics"]:
+        state_ = states.get(nic["bond"], "?")
+        add(nic, f"gateway {nic['gateway']} neighbour REACHABLE", state_ == "REACHABLE", state_)
+    procs = {
+        peer["ip"]: subprocess.Popen(
+            ["ping", "-q", "-c", "3", "-i", "0.2", "-W", "2", "-I", peer["src"], peer["ip"]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for peer in p["peers"]
+    }
+    by_src = {nic["ip"]: nic for nic in p["nics"]}
+    for peer in p["peers"]:
+        out, _ = procs[peer["ip"]].communicate(timeout=30)
+        summary = next((line for line in out.splitlines() if "packets transmitted" in line), out)
+        nic = by_src.get(peer["src"], {"bond": "?"})
+        ok = procs[peer["ip"]].returncode == 0
+        add(nic, f"peer {peer['server']} rail {peer['rail']} {peer['ip']} ping", ok, summary)
+    return checks
+
+
+# -- applying ---------------------------------------------------------------------------
+def apply_plan(run: Run, plan: dict[str, Any]) -> None:
+    if plan["ip"]:
+        rc, _, err = run(["ip", "-batch", "-"], "\n".join(plan["ip"]) + "\n")
+        if rc != 0:
+            raise RuntimeError(f"ip -batch failed: {err.strip()}")
+    if plan["tc"]:
+        rc, _, err = run(["tc", "-batch", "-"], "\n".join(plan["tc"]) + "\n")
+        if rc != 0:
+            raise RuntimeError(f"tc -batch failed: {err.strip()}")
+    if plan["ping"]:
+        subprocess.Popen(
+            ["setsid", "-f", *plan["ping"]],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        ).wait()
+
+
+def configure(run: Run, p: dict[str, Any], check: bool) -> dict[str, Any]:
+    state = read_state(run, p["nics"])
+    plans = {nic["bond"]: plan_nic(state, nic, p) for nic in p["nics"]}
+    changed = any(pl["why"] for pl in plans.values())
+    if not check:
+        for plan in plans.values():
+            apply_plan(run, plan)
+        if changed:
+            time.sleep(0.2)  # let setsid's ping exec before it is looked for
+            state = read_state(run, p["nics"])
+            left = {b: plan_nic(state, n, p)["why"] for b, n in ((n["bond"], n) for n in p["nics"])}
+            left = {b: w for b, w in left.items() if w}
+            if left:
+                raise RuntimeError(f"did not converge: {json.dumps(left, sort_keys=True)}")
+    roce = p.get("roce") or {}
+    roce_results = []
+    skipped: list[str] = []
+    if roce.get("enabled"):
+        for nic in p["nics"]:
+            for port in nic["ports"]:
+                res = roce_port(run, port, roce, check)
+                roce_results.append(res)
+                if res.get("skipped"):
+                    skipped.append(res["skipped"])
+    changed = changed or any(r["changed"] for r in roce_results)
+    return {
+        "changed": changed,
+        "nics": {b: {"commands": pl["ip"] + pl["tc"], "why": pl["why"]} for b, pl in plans.items()},
+        "keepalives_started": [" ".join(pl["ping"]) for pl in plans.values() if pl["ping"]],
+        "roce": roce_results,
+        "roce_skipped": skipped,
+    }
+
+
+def main() -> None:
+    from ansible.module_utils.basic import AnsibleModule
+
+    module = AnsibleModule(
+        argument_spec={
+            "action": {"type": "str", "choices": ["configure", "verify"], "default": "configure"},
+            "nics": {"type": "list", "elements": "dict", "required": True},
+            "bond_options": {"type": "dict", "required": True},
+            "arp_on_both_ports": {"type": "bool", "default": False},
+            "rail_pool": {"type": "str", "required": True},
+            "mtu": {"type": "int", "default": 9000},
+            "arp_keepalive_s": {"type": "int", "default": 2},
+            "roce": {"type": "dict", "default": {}},
+            "peers": {"type": "list", "elements": "dict", "default": []},
+            "neighbour_timeout": {"type": "float", "default": 12.0},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        if p["action"] == "verify":
+            checks = verify_nics(run_cmd, p)
+            failed = [c for c in checks if not c["ok"]]
+            msg = (
+                f"{len(checks) - len(failed)}/{len(checks)} checks passed"
+                if not failed
+                else "failed: "
+                + "; ".join(f"{c['bond']} {c['check']} ({c['detail']})" for c in failed)
+            )
+            module.exit_json(changed=False, failed=bool(failed), checks=checks, msg=msg)
+        result = configure(run_cmd, p, module.check_mode)
+        msg = "; ".join(result["roce_skipped"]) or "configured"
+        module.exit_json(msg=msg, **result)
+    except (RuntimeError, ValueError, OSError) as exc:
+        module.fail_json(msg=str(exc))
+
+
+if __name__ == "__main__":
+    main()

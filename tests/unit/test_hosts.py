@@ -1,0 +1,344 @@
+"""dpctl hosts without a lab: inventory generation, error cases, the NIC module's planner."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import shlex
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from controller import hosts as hosts_mod
+from controller.ansible_inventory import SshAccess, build_inventory, ssh_common_args
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.hosts import HostsError, _outcomes, require_ansible, select_servers
+from controller.intent import load_intent
+from controller.labfabric import server_setup_script
+from tests.conftest import INVENTORY, ROOT, run_cli
+
+LAB_ACCESS = SshAccess(
+    user="root",
+    key_file="/s/id_ed25519",
+    known_hosts="/s/known_hosts",
+    jump_host="127.0.0.1",
+    jump_port=2222,
+)
+
+
+def _fabric(mode: str) -> Fabric:
+    return build_fabric(load_intent(INVENTORY / f"lab-{mode}.yaml"))
+
+
+def _module() -> ModuleType:
+    path = ROOT / "playbooks" / "library" / "dpctl_gpu_nic.py"
+    spec = importlib.util.spec_from_file_location("dpctl_gpu_nic", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["dpctl_gpu_nic"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+NIC = _module()
+
+
+# -- inventory ---------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_inventory_has_every_server_with_its_nics(mode: str) -> None:
+    fabric = _fabric(mode)
+    inv = build_inventory(fabric, LAB_ACCESS)
+    group = inv["all"]["children"]["gpu_servers"]
+    assert set(group["hosts"]) == {s.name for s in fabric.servers}
+    for server in fabric.servers:
+        host = group["hosts"][server.name]
+        assert host["ansible_host"] == server.mgmt_ip
+        assert [n["ip"] for n in host["nics"]] == [n.ip for n in server.nics]
+        for nic, facts in zip(host["nics"], server.nics, strict=True):
+            assert nic == {
+                "rail": facts.rail,
+                "bond": f"gpu{facts.rail}",
+                "ip": facts.ip,
+                "prefixlen": facts.prefixlen,
+                "gateway": facts.gateway,
+                "ports": list(facts.ports),
+                "table": 100 + facts.rail,
+            }
+        # peers: the same-rail NICs of every other server, from this server's NIC on that rail
+        others = [s for s in fabric.servers if s.name != server.name]
+        assert sorted((p["server"], p["rail"]) for p in host["peers"]) == sorted(
+            (o.name, n.rail) for o in others for n in o.nics
+        )
+        for peer in host["peers"]:
+            own = next(n for n in server.nics if n.rail == peer["rail"])
+            assert peer["src"] == own.ip
+    gv = group["vars"]
+    assert gv["dual_leaf_mode"] == mode
+    assert gv["rail_pool"] == str(fabric.intent.addressing.rail_subnets)
+    assert gv["mtu"] == 9000 and gv["ansible_user"] == "root"
+    assert gv["ansible_ssh_private_key_file"] == "/s/id_ed25519"
+    if mode == "evpn-mh":
+        assert gv["bond_options"]["mode"] == "802.3ad"
+        assert gv["bond_options"]["lacp_rate"] == "fast" and not gv["arp_on_both_ports"]
+    else:
+        assert gv["bond_options"] == {
+            "mode": "balance-xor",
+            "xmit_hash_policy": "layer3+4",
+            "miimon": 100,
+            "updelay": 10000,
+        }
+        assert gv["arp_on_both_ports"]
+    assert gv["roce"]["pfc_priorities"] == [3, 4]
+    json.dumps(inv)  # ansible-runner writes it as JSON
+
+
+def test_bond_options_match_the_lab_reference_script() -> None:
+    for mode in ("dual-arp", "evpn-mh"):
+        fabric = _fabric(mode)
+        script = server_setup_script(fabric, fabric.servers[0])
+        opts = build_inventory(fabric, LAB_ACCESS)["all"]["children"]["gpu_servers"]["vars"]
+        line = next(x for x in script.splitlines() if x.startswith("link add gpu"))
+        for key, value in opts["bond_options"].items():
+            assert f"{key} {value}" in line
+
+
+def test_inventory_limited_to_named_servers() -> None:
+    fabric = _fabric("dual-arp")
+    inv = build_inventory(fabric, LAB_ACCESS, [fabric.servers[1].name])
+    assert list(inv["all"]["children"]["gpu_servers"]["hosts"]) == [fabric.servers[1].name]
+
+
+def test_jump_args_use_lab_key_known_hosts_and_proxycommand() -> None:
+    args = shlex.split(ssh_common_args(LAB_ACCESS))
+    proxy = next(a for a in args if a.startswith("ProxyCommand="))
+    inner = shlex.split(proxy.removeprefix("ProxyCommand="))
+    assert inner[0] == "ssh" and inner[-1] == "root@127.0.0.1"
+    assert inner[inner.index("-i") + 1] == "/s/id_ed25519"
+    assert inner[inner.index("-p") + 1] == "2222"
+    assert inner[inner.index("-W") + 1] == "%h:%p"
+    assert "UserKnownHostsFile=/s/known_hosts" in inner
+    assert "UserKnownHostsFile=/s/known_hosts" in args
+    assert "StrictHostKeyChecking=yes" in args
+
+
+def test_no_jump_without_lab() -> None:
+    args = ssh_common_args(SshAccess(user="admin", key_file="/k"))
+    assert "ProxyCommand" not in args and "BatchMode=yes" in args
+
+
+# -- errors --------------------------------------------------------------------------------
+def test_unknown_server_is_named() -> None:
+    fabric = _fabric("dual-arp")
+    with pytest.raises(HostsError) as exc:
+        select_servers(fabric, "srv9999")
+    assert exc.value.where == "--server" and "srv9999" in exc.value.reason
+    assert "srv0001" in exc.value.reason
+
+
+def test_cli_unknown_server_exits_2_with_message() -> None:
+    result = run_cli(
+        "hosts",
+        "configure",
+        "-f",
+        str(INVENTORY / "lab-dual-arp.yaml"),
+        "--server",
+        "nope",
+        "--json",
+    )
+    assert result.exit_code == 2
+    body = json.loads(result.stdout.splitlines()[0])
+    assert body["ok"] is False and body["error"]["where"] == "--server"
+
+
+def test_missing_ansible_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hosts_mod.shutil, "which", lambda name: None)
+    with pytest.raises(HostsError) as exc:
+        require_ansible()
+    assert exc.value.where == "ansible"
+    assert "pip install 'ansible-core" in exc.value.reason
+
+
+def test_outcomes_from_runner_events() -> None:
+    events: list[dict[str, Any]] = [
+        {
+            "event": "runner_on_ok",
+            "event_data": {
+                "host": "a",
+                "task_action": "dpctl_gpu_nic",
+                "res": {"changed": True, "msg": "x", "roce_skipped": ["skip"], "nics": {}},
+            },
+        },
+        {"event": "runner_on_unreachable", "event_data": {"host": "b", "res": {"msg": "down"}}},
+    ]
+    out = _outcomes(events, ["a", "b"])
+    assert out["a"].ok and out["a"].changed == 1 and out["a"].roce_skipped == ["skip"]
+    assert out["b"].unreachable and not out["b"].ok and out["b"].message == "down"
+
+
+# -- the module's planner (idempotence logic) ------------------------------------------------
+def _params(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    fabric = _fabric(mode)
+    gv = build_inventory(fabric, LAB_ACCESS)["all"]["children"]["gpu_servers"]
+    host = gv["hosts"][fabric.servers[0].name]
+    return {**gv["vars"], "nics": host["nics"]}, host["nics"][0]
+
+
+def _bare_state(nic: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "links": {
+            p: {"ifname": p, "flags": ["BROADCAST", "UP"], "mtu": 1500} for p in nic["ports"]
+        },
+        "addrs": {},
+        "rules": [],
+        "routes": [],
+        "clsact": [],
+        "filters": {},
+        "pings": [],
+    }
+
+
+def _converged(p: dict[str, Any], nic: dict[str, Any]) -> dict[str, Any]:
+    """The state `ip -j` shows after the plan ran (as seen in the lab)."""
+    bond, a, b = nic["bond"], *nic["ports"]
+    info = {NIC.BOND_KEYS[k]: v for k, v in p["bond_options"].items()}
+    state = _bare_state(nic)
+    state["links"][bond] = {
+        "ifname": bond,
+        "flags": ["BROADCAST", "MASTER", "UP", "LOWER_UP"],
+        "mtu": 9000,
+        "linkinfo": {"info_kind": "bond", "info_data": info},
+    }
+    for port in (a, b):
+        state["links"][port]["master"] = bond
+    state["addrs"][bond] = [{"family": "inet", "local": nic["ip"], "prefixlen": nic["prefixlen"]}]
+    state["rules"] = [{"priority": nic["table"], "src": nic["ip"], "table": str(nic["table"])}]
+    state["routes"] = [
+        {"dst": p["rail_pool"], "gateway": nic["gateway"], "dev": bond, "table": str(nic["table"])}
+    ]
+    if p["arp_on_both_ports"]:
+        state["clsact"] = [bond]
+        state["filters"][bond] = (
+            "filter protocol arp pref 49152 u32 chain 0 \n"
+            "filter protocol arp pref 49152 u32 chain 0 fh 800: ht divisor 1 \n"
+            "filter protocol arp pref 49152 u32 chain 0 fh 800::800 order 2048 key ht 800 bkt 0 "
+            "terminal flowid not_in_hw \n  match 00000000/00000000 at 0\n"
+            f"\taction order 1: mirred (Egress Mirror to device {a}) pipe\n"
+            "\tindex 1 ref 1 bind 1\n\n"
+            f"\taction order 2: mirred (Egress Redirect to device {b}) stolen\n"
+            "\tindex 2 ref 1 bind 1\n"
+        )
+    state["pings"] = [NIC.keepalive_argv(nic, p["arp_keepalive_s"])]
+    return state
+
+
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_plan_from_bare_matches_reference_script(mode: str) -> None:
+    p, nic = _params(mode)
+    plan = NIC.plan_nic(_bare_state(nic), nic, p)
+    fabric = _fabric(mode)
+    script = server_setup_script(fabric, fabric.servers[0])
+    names = (nic["bond"], *nic["ports"], nic["ip"])
+    reference = [x for x in script.splitlines() if any(f" {n} " in f"{x} " for n in names)]
+    ref_ip = [x for x in reference if not x.startswith(("qdisc", "filter", "setsid"))]
+    ours = [x.replace("route replace", "route add") for x in plan["ip"]]
+    assert ours == ref_ip
+    assert plan["tc"] == [x for x in reference if x.startswith(("qdisc", "filter"))]
+    assert plan["ping"] == NIC.keepalive_argv(nic, 2)
+
+
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_converged_state_plans_nothing(mode: str) -> None:
+    p, nic = _params(mode)
+    plan = NIC.plan_nic(_converged(p, nic), nic, p)
+    assert plan == {"ip": [], "tc": [], "ping": None, "why": []}
+
+
+def test_drift_plans_only_the_fix() -> None:
+    p, nic = _params("dual-arp")
+    state = _converged(p, nic)
+    drifted = copy.deepcopy(state)
+    drifted["routes"] = []
+    drifted["pings"] = []
+    plan = NIC.plan_nic(drifted, nic, p)
+    route = f"route replace {p['rail_pool']} via {nic['gateway']} dev {nic['bond']}"
+    assert plan["ip"] == [f"{route} table {nic['table']}"]
+    assert plan["tc"] == [] and plan["ping"] is not None
+    # a wrong bond mode means recreate the bond and everything that hangs off it
+    wrong = copy.deepcopy(state)
+    wrong["links"][nic["bond"]]["linkinfo"]["info_data"]["mode"] = "active-backup"
+    plan = NIC.plan_nic(wrong, nic, p)
+    assert plan["ip"][0] == f"link del {nic['bond']}" and len(plan["tc"]) == 2
+    # a rule pointing elsewhere is replaced
+    other = copy.deepcopy(state)
+    other["rules"] = [{"priority": nic["table"], "src": "10.9.9.9", "table": "7"}]
+    plan = NIC.plan_nic(other, nic, p)
+    assert plan["ip"] == [
+        f"rule del priority {nic['table']}",
+        f"rule add from {nic['ip']} table {nic['table']} priority {nic['table']}",
+    ]
+
+
+def test_evpn_removes_leftover_arp_mirroring() -> None:
+    p, nic = _params("evpn-mh")
+    state = _converged(p, nic)
+    state["clsact"] = [nic["bond"]]
+    assert NIC.plan_nic(state, nic, p)["tc"] == [f"qdisc del dev {nic['bond']} clsact"]
+
+
+def test_tc_filter_parser() -> None:
+    p, nic = _params("dual-arp")
+    text = _converged(p, nic)["filters"][nic["bond"]]
+    a, b = nic["ports"]
+    assert NIC.parse_tc_filters(text) == [("arp", [("Mirror", a), ("Redirect", b)])]
+
+
+def test_check_mode_runs_nothing() -> None:
+    p, nic = _params("dual-arp")
+    calls: list[list[str]] = []
+
+    def run(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
+        calls.append(argv)
+        if argv[:2] == ["ip", "-j"] and "link" in argv:
+            return 0, json.dumps(list(_bare_state(nic)["links"].values())), ""
+        if argv[:2] in (["ip", "-j"], ["tc", "-j"]):
+            return 0, "[]", ""
+        return 1, "", "unsupported"
+
+    p = {**p, "nics": [nic], "roce": {"enabled": False}}
+    result = NIC.configure(run, p, check=True)
+    assert result["changed"]
+    assert all(c[:2] in (["ip", "-j"], ["tc", "-j"]) or c[1] == "filter" for c in calls)
+    assert not any("-batch" in c for c in calls)
+
+
+def test_roce_skipped_with_message_without_tooling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(NIC.shutil, "which", lambda name: None)
+    res = NIC.roce_port(lambda *a, **k: (1, "", ""), "nic1p1", {"pfc_priorities": [3, 4]}, False)
+    assert res["changed"] is False
+    assert res["skipped"].startswith("RoCE host settings skipped on nic1p1")
+    assert "mlnx_qos, dcb, lldptool" in res["skipped"]
+
+
+def test_roce_dcb_sets_pfc_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(NIC.shutil, "which", lambda name: "/x" if name == "dcb" else None)
+    pfc = {"prio_pfc": {str(i): i in (3, 4) for i in range(8)}}
+    app = {"dscp_prio": [[24, 3]]}
+
+    def run(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
+        return 0, json.dumps(app if "app" in argv else pfc), ""
+
+    roce = {"pfc_priorities": [3, 4], "dscp_to_prio": {"24": 3}}
+    assert NIC.roce_port(run, "p", roce, False)["changed"] is False
+    pfc["prio_pfc"]["4"] = False
+    res = NIC.roce_port(run, "p", roce, True)
+    assert res["changed"] and res["commands"][0][:4] == ["dcb", "pfc", "set", "dev"]
+
+
+def test_playbooks_exist() -> None:
+    for name in ("configure.yml", "verify.yml"):
+        assert (Path(hosts_mod.PLAYBOOKS) / name).is_file()
