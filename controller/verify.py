@@ -53,9 +53,19 @@ def collect(task: Task, evpn: bool) -> Result:
     return Result(host=task.host, result=state)
 
 
-def check_bgp(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
-    expected = sorted(n.interface for n in build_device(fabric, name).bgp.neighbors)
-    up = sorted(peer for peer, info in state["bgp"].items() if info.get("is_up"))
+def check_bgp(fabric: Fabric, name: str, state: dict[str, Any], plane: int | None = None) -> Check:
+    """Established with exactly the cabled peers. Verifying one plane leaves out the pair
+    session to the other plane's leaf (EVPN-MH / protection): it needs both planes."""
+    neighbors = build_device(fabric, name).bgp.neighbors
+    skip = {
+        n.interface
+        for n in neighbors
+        if plane is not None and fabric.switch_by_name[n.peer_device].plane != plane
+    }
+    expected = sorted(n.interface for n in neighbors if n.interface not in skip)
+    up = sorted(
+        peer for peer, info in state["bgp"].items() if info.get("is_up") and peer not in skip
+    )
     return Check(name, "bgp-sessions", up == expected, expected, up)
 
 
@@ -265,7 +275,7 @@ def verify(
         states[name] = state
         role = fabric.switch_by_name[name].role
         checks += [
-            check_bgp(fabric, name, state),
+            check_bgp(fabric, name, state, plane),
             check_lldp(fabric, name, state, drained),
             check_loopbacks(fabric, name, state),
             check_maintenance(fabric, name, state, drained),

@@ -133,6 +133,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
         (f"neighbor {NAME} route-map {NAME} (in|out)", None, "frr"),
         (r"maximum-paths (?P<paths>\d+)", None, "frr"),
         (r"advertise-all-vni", None, "frr"),
+        (r"vni (?P<vni>\d+)", "bgp-vni", "frr"),
+    ),
+    "bgp-vni": _rules(
+        (r"route-target (import|export|both) \d+:\d+", None, "frr"),
     ),
     "route-map": _rules(
         (f"match ip address prefix-list {NAME}", None, "frr"),
@@ -158,7 +162,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "le": (0, 32),
 }
 
-_EXITS = {"exit", "exit-address-family", "quit"}
+_EXITS = {"exit", "exit-address-family", "exit-vni", "quit"}
 
 
 def check_cli(text: str) -> list[str]:

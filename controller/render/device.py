@@ -105,6 +105,9 @@ class Bgp:
     prefix_lists: dict[str, tuple[PrefixRule, ...]]
     route_maps: tuple[RouteMap, ...]
     evpn: bool
+    evpn_vnis: tuple[tuple[int, str], ...]
+    """(VNI, route target): one RT per rail VNI, the same on both leaves of a pair (their ASNs
+    differ, so FRR's auto-derived RTs would not match)."""
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool
@@ -308,6 +311,10 @@ def _route_maps(
             pair_out.append(RouteMapEntry(20, "permit", "PL-ALL-HOSTS", set_prepend=prepend))
             pair_in.append(RouteMapEntry(20, "permit", "PL-ALL-HOSTS"))
         maps += [RouteMap("RM-PAIR-OUT", tuple(pair_out)), RouteMap("RM-PAIR-IN", tuple(pair_in))]
+        if fabric.intent.dual_leaf_mode == "evpn-mh":
+            # eBGP needs a policy per address family (FRR's ebgp-requires-policy): the pair
+            # exchanges every EVPN route of its segments and VNIs.
+            maps.append(RouteMap("RM-PAIR-EVPN", (RouteMapEntry(10, "permit"),)))
     return tuple(maps)
 
 
@@ -408,6 +415,13 @@ def _bgp(
         prefix_lists=_prefix_lists(fabric, switch),
         route_maps=_route_maps(fabric, switch, maintenance, uses_pair),
         evpn=switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh",
+        evpn_vnis=tuple(
+            (subnet.vni, f"{intent.asn.spine}:{subnet.vni}")
+            for rail in switch.rails
+            for subnet in [fabric.rail_subnet_at[(switch.group or 0, rail)]]
+        )
+        if switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh"
+        else (),
         import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
         graceful_shutdown=maintenance in ("graceful-shutdown", "isolated"),
         wcmp=intent.load_balancing.mode == "wcmp",

@@ -227,15 +227,29 @@ def test_rollback_command_restores_previous_config(lab: Lab) -> None:
     assert deploy(lab.fabric, device=victim, access=lab.access)[victim].ok
 
 
-def test_rejected_config_rolls_back(lab: Lab) -> None:
+@pytest.mark.parametrize(
+    ("bad_lines", "committed"),
+    [
+        # FRR's parser rejects it: caught by the diff, before anything is pushed.
+        (" this-is-not-a-command\n", False),
+        # Valid syntax that bgpd refuses when applied: pushed, rejected, rolled back.
+        (" neighbor swp99 interface peer-group NO-SUCH-GROUP\n", True),
+    ],
+    ids=["syntax-error", "rejected-on-apply"],
+)
+def test_rejected_config_leaves_device_on_previous_config(
+    lab: Lab, bad_lines: str, committed: bool
+) -> None:
     victim = "p2-g1-leaf2"
+    asn = lab.fabric.switch_by_name[victim].asn
     before = running_configs(lab, [victim])[victim]
     files = render_fabric(lab.fabric, device=victim)
-    files[victim]["frr.conf"] += "router bgp 65103\n this-is-not-a-command\nexit\n"
+    files[victim]["frr.conf"] += f"router bgp {asn}\n{bad_lines}exit\n"
     outcome: DeviceOutcome = deploy(lab.fabric, device=victim, access=lab.access, rendered=files)[
         victim
     ]
-    assert not outcome.ok and outcome.rolled_back, outcome
+    assert not outcome.ok and outcome.error, outcome
+    assert outcome.rolled_back == committed, outcome
     assert running_configs(lab, [victim])[victim] == before  # proven by reading it back
 
 

@@ -1,0 +1,226 @@
+"""The failure/drain matrix: one command, measured in the embedded lab.
+
+For each dual-leaf mode, with and without cross-plane protection, with continuous probe
+flows between servers on different leaves, it runs: drain + undrain of a leaf, a server link
+down/up, a leaf down/up, a spine down/up and an FRR restart on a leaf, and writes a table
+(mode, protection, event, flow: lost packets, longest gap ms) to docs/failure-matrix.md.
+
+Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py [--quick]
+Takes about 30 minutes on a 2-core machine (four labs in a QEMU TCG guest, one after another).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from controller.connection import Access, lab_access  # noqa: E402
+from controller.deploy import deploy  # noqa: E402
+from controller.drain import drain, undrain  # noqa: E402
+from controller.facts import Fabric  # noqa: E402
+from controller.generator import build_fabric  # noqa: E402
+from controller.intent import intent_from_data  # noqa: E402
+from controller.lab import LabSession, down, run_probe  # noqa: E402
+from controller.labfabric import bring_up, lab_dir  # noqa: E402
+from controller.verify import verify  # noqa: E402
+
+PREFIX = "dpm-"
+RATE = 50.0
+LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
+
+
+def flows(fabric: Fabric) -> dict[str, tuple[str, str, str]]:
+    """name -> (src, dst, dst ip). The affected leaf serves rail 1 of plane 1."""
+    a, b = fabric.servers[0], fabric.servers[1]
+    return {
+        "into affected leaf (srv0002 r2 -> srv0001 r1)": (b.name, a.name, a.nics[0].ip),
+        "from affected leaf (srv0001 r1 -> srv0002 r2)": (a.name, b.name, b.nics[1].ip),
+        "other leaf only (srv0001 r2 -> srv0002 r2)": (a.name, b.name, b.nics[1].ip),
+    }
+
+
+def _node_ns(name: str) -> str:
+    return f"{PREFIX}{name}"
+
+
+def _links(fabric: Fabric, device: str) -> list[str]:
+    ports = []
+    for lk in fabric.links_by_device[device]:
+        ports.append(lk.a_port if lk.a_device == device else lk.z_port)
+    return ports
+
+
+def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[[], None]]:
+    def set_links(device: str, state: str) -> None:
+        batch = "\n".join(
+            f"ip -n {_node_ns(device)} link set {p} {state}" for p in _links(fabric, device)
+        )
+        s.root_run(batch)
+
+    def down_up(device: str, hold: float) -> Callable[[], None]:
+        def run() -> None:
+            set_links(device, "down")
+            time.sleep(hold)
+            set_links(device, "up")
+
+        return run
+
+    def server_link() -> None:
+        srv, port = SERVER_PORT
+        s.root_run(f"ip -n {_node_ns(srv)} link set {port} down")
+        time.sleep(10)
+        s.root_run(f"ip -n {_node_ns(srv)} link set {port} up")
+
+    def drain_undrain() -> None:
+        assert drain(fabric, LEAF, access=access).ok
+        assert undrain(fabric, LEAF, access=access).ok
+
+    def frr_restart() -> None:
+        ns = _node_ns(LEAF)
+        s.root_run(
+            f"unshare -u sh -c 'hostname {LEAF}; /usr/lib/frr/frrinit.sh restart {ns}' "
+            ">/dev/null 2>&1"
+        )
+
+    return {
+        f"drain + undrain {LEAF}": drain_undrain,
+        f"server link {SERVER_PORT[0]}:{SERVER_PORT[1]} down 10 s": server_link,
+        f"leaf {LEAF} down 10 s (all links)": down_up(LEAF, 10),
+        f"spine {SPINE} down 10 s (all links)": down_up(SPINE, 10),
+        f"FRR restart on {LEAF}": frr_restart,
+    }
+
+
+def wait_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(c.ok for c in verify(fabric, access=access)):
+            return True
+        time.sleep(5)
+    return False
+
+
+def measure(
+    fabric: Fabric, state_dir: Path, action: Callable[[], None], seconds: int
+) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+
+    def probe(index: int, name: str, src: str, dst: str, ip: str) -> None:
+        with LabSession.open(state_dir) as session:
+            results[name] = run_probe(
+                session, src, dst, ip, count=int(seconds * RATE), rate_pps=RATE, port=5400 + index
+            )
+
+    threads = [
+        threading.Thread(target=probe, args=(i, n, *f))
+        for i, (n, f) in enumerate(flows(fabric).items())
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(5)
+    started = time.monotonic()
+    action()
+    took = time.monotonic() - started
+    for t in threads:
+        t.join(timeout=seconds + 120)
+    return {"event_seconds": round(took, 1), "flows": results}
+
+
+def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]]:
+    data = yaml.safe_load((ROOT / "inventory" / f"lab-{mode}.yaml").read_text())
+    data["cross_plane_protection"] = protection
+    data["name"] = f"{data['name']}{'-prot' if protection else ''}"
+    fabric = build_fabric(intent_from_data(data))
+    state_dir = lab_dir(fabric.intent.name)
+    rows = []
+    try:
+        bring_up(fabric, state_dir, prefix=PREFIX)
+        access = lab_access(state_dir)
+        assert access is not None
+        outcomes = deploy(fabric, access=access)
+        assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
+        assert wait_healthy(fabric, access), "fabric did not verify after deploy"
+        with LabSession.open(state_dir) as s:
+            for event, action in events(fabric, access, s).items():
+                if quick and not event.startswith("drain"):
+                    continue
+                seconds = 240 if event.startswith("drain") else 60
+                result = measure(fabric, state_dir, action, seconds)
+                healthy = wait_healthy(fabric, access)
+                for flow, probe in result["flows"].items():
+                    rows.append(
+                        {
+                            "mode": mode,
+                            "protection": protection,
+                            "event": event,
+                            "flow": flow,
+                            "sent": probe["sent"],
+                            "lost": probe["lost"],
+                            "max_gap_ms": probe["max_gap_ms"],
+                            "healthy_after": healthy,
+                        }
+                    )
+                print(json.dumps(rows[-3:]), flush=True)
+    finally:
+        down(state_dir, prefix=PREFIX)
+    return rows
+
+
+def write_report(rows: list[dict[str, Any]], out: Path) -> None:
+    machine = (
+        f"{platform.node()} — {os.cpu_count()} cores, Linux {platform.release()}; lab in a "
+        "QEMU TCG guest (Debian 6.1 kernel), FRR 8.4"
+    )
+    lines = [
+        "# Failure and drain matrix",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine}, by "
+        "`python tests/bench/bench_failure_matrix.py`. Probe flows: UDP, 50 packets/s, "
+        "sequence-numbered; 'lost' counts packets that never arrived, 'gap' is the longest time "
+        "between two received packets.",
+        "",
+        "| mode | protection | event | flow | sent | lost | longest gap ms | healthy after |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
+            f"| {r['sent']} | {r['lost']} | {r['max_gap_ms']:.0f} "
+            f"| {'yes' if r['healthy_after'] else 'NO'} |"
+        )
+    out.write_text("\n".join(lines) + "\n")
+    out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="drain + undrain only")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
+    args = parser.parse_args()
+    os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
+    os.environ.setdefault("DPCTL_STATE_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-state-"))
+    os.environ["DPCTL_LAB_PREFIX"] = PREFIX
+    rows: list[dict[str, Any]] = []
+    for mode in ("dual-arp", "evpn-mh"):
+        for protection in (False, True):
+            rows += run_variant(mode, protection, args.quick)
+            write_report(rows, args.out)
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
