@@ -207,6 +207,9 @@ def run_hosts(
     cmdline = "--check" if check else ""
     envvars = {
         "ANSIBLE_PIPELINING": "True",
+        # no ControlPersist master: a kept master to a server whose path died hangs the next
+        # run for minutes (TCP retransmits); a play has two tasks, fresh connections are cheap
+        "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
         "ANSIBLE_HOST_KEY_CHECKING": "True",
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_LIBRARY": str(PLAYBOOKS / "library"),
@@ -226,6 +229,9 @@ def run_hosts(
         quiet=True,
         json_mode=False,
         ident="run",
+        # no signal-handler cancel: ansible-runner's own would cancel the whole run (rc 254,
+        # every host unreported) on a stray SIGTERM/SIGINT; Ctrl-C still interrupts.
+        cancel_callback=lambda: False,
     )
     seconds = time.monotonic() - start
     events = list(runner.events)
