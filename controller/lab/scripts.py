@@ -52,7 +52,9 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
     lines = [f"{d}=yes" for d in daemons]
     lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000"']
     lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
-    lines.append('watchfrr_options="--netns"')
+    # A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
+    # default; watchfrr then kills it and, with no restart command here, it stays dead.
+    lines.append('watchfrr_options="--netns -t 600 -T 60"')
     return "\n".join(lines) + "\n"
 
 

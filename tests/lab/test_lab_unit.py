@@ -89,7 +89,7 @@ def test_build_script_batches_links_and_starts_daemons() -> None:
 def test_frr_starts_empty() -> None:
     text = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s"))
     assert ": > /etc/frr/dpa-leaf1/frr.conf" in text
-    assert 'watchfrr_options="--netns"' in text
+    assert 'watchfrr_options="--netns -t 600 -T 60"' in text
 
 
 def test_cpio_layout() -> None:
