@@ -29,6 +29,9 @@ from controller.errors import DpctlError
 from controller.facts import Fabric, Switch
 from controller.labfabric import lab_dir
 
+COMMAND_TIMEOUT_S = int(os.environ.get("DPCTL_COMMAND_TIMEOUT", "300"))
+"""Per SSH command: frr-reload.py on a busy lab guest can take minutes."""
+
 
 class ConnectionError_(DpctlError):
     """Credentials or lab access are missing."""
@@ -96,7 +99,7 @@ def _host(switch: Switch, access: Access) -> Host:
         data={"role": switch.role, "plane": switch.plane, "group": switch.group},
         connection_options={
             "napalm": ConnectionOptions(
-                extras={"optional_args": dict(access.optional_args), "timeout": 60}
+                extras={"optional_args": dict(access.optional_args), "timeout": COMMAND_TIMEOUT_S}
             )
         },
     )

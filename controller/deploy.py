@@ -142,13 +142,15 @@ def deploy_task(
             if not ok:
                 raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
         except Exception as exc:  # post-check or commit failed: back to the saved config
-            outcome.error = f"{exc}"
+            outcome.error = (
+                str(exc) if isinstance(exc, DpctlError) else f"{type(exc).__name__}: {exc}"
+            )
             try:
                 connection.rollback()
                 outcome.rolled_back = True
                 outcome.error += "; rolled back to the previous config"
             except Exception as rollback_exc:  # report both failures
-                outcome.error += f"; ROLLBACK FAILED: {rollback_exc}"
+                outcome.error += f"; ROLLBACK FAILED: {type(rollback_exc).__name__}: {rollback_exc}"
             return Result(host=task.host, result=outcome, failed=True)
         outcome.ok = True
         return Result(host=task.host, result=outcome)

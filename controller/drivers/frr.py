@@ -37,6 +37,7 @@ FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 MAIN_FILE = "frr.conf"
 LINUX_FILES = ("ip.batch", "bridge.batch", "sysctl.conf", "qos.tc")
 AGENT = "arp_to_host.py"
+CONNECT_TIMEOUT_S = 30
 IGNORED_RELOAD_LINES = ("frr version", "frr defaults", "hostname ", "no hostname ")
 
 
@@ -77,6 +78,7 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
     def open(self) -> None:
         args = self.optional_args
         sock = None
+        connect = min(self.timeout, CONNECT_TIMEOUT_S)  # an unreachable switch fails fast
         try:
             if args.get("jump_host"):
                 self._jump = self._ssh_client(args.get("jump_known_hosts"))
@@ -87,7 +89,7 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
                     key_filename=args.get("jump_key_file"),
                     allow_agent=True,
                     look_for_keys=False,
-                    timeout=self.timeout,
+                    timeout=connect,
                 )
                 transport = self._jump.get_transport()
                 assert transport is not None
@@ -95,7 +97,7 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
                     "direct-tcpip",
                     (self.hostname, int(args.get("port", 22))),
                     ("127.0.0.1", 0),
-                    timeout=self.timeout,
+                    timeout=connect,
                 )
             self._client = self._ssh_client(args.get("known_hosts"))
             self._client.connect(
@@ -107,9 +109,9 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
                 sock=sock,
                 allow_agent=True,
                 look_for_keys=False,
-                timeout=self.timeout,
-                banner_timeout=self.timeout,
-                auth_timeout=self.timeout,
+                timeout=connect,
+                banner_timeout=connect,
+                auth_timeout=connect,
             )
         except (OSError, paramiko.SSHException, AssertionError) as exc:
             self.close()
