@@ -400,11 +400,7 @@ def _bgp(
     groups = {"LEAVES": "LEAVES"} if switch.role == "spine" else {"SPINES": "SPINES"}
     if uses_pair:
         groups["PAIR"] = "PAIR"
-    width = (
-        fabric.sizing.uplinks_per_leaf
-        if switch.role == "leaf"
-        else fabric.sizing.links_per_leaf_spine_pair
-    )
+    width = ecmp_width(fabric, switch)
     return Bgp(
         asn=switch.asn,
         router_id=switch.router_id,
@@ -428,6 +424,13 @@ def _bgp(
     )
 
 
+def ecmp_width(fabric: Fabric, switch: Switch) -> int:
+    """Equal-cost paths a switch has: a leaf's uplinks; a spine's links to one leaf."""
+    if switch.role == "leaf":
+        return fabric.sizing.uplinks_per_leaf
+    return fabric.sizing.links_per_leaf_spine_pair
+
+
 def _load_balancing(
     fabric: Fabric, switch: Switch, interfaces: list[Interface]
 ) -> LoadBalancingSettings:
@@ -440,11 +443,7 @@ def _load_balancing(
         pins = tuple(
             (d, uplinks[min(n // per_uplink, len(uplinks) - 1)]) for n, d in enumerate(downlinks)
         )
-    width = (
-        fabric.sizing.uplinks_per_leaf
-        if switch.role == "leaf"
-        else fabric.sizing.links_per_leaf_spine_pair
-    )
+    width = ecmp_width(fabric, switch)
     return LoadBalancingSettings(
         mode=lb.mode, spray_algorithm=lb.spray_algorithm, ecmp_width=width, pbr=pins
     )
