@@ -149,28 +149,6 @@ def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> Devi
     return deploy(fabric, device=leaf, access=access, maintenance=maintenance)[leaf]
 
 
-def _run_steps(
-    fabric: Fabric,
-    report: DrainReport,
-    states: tuple[Maintenance, ...],
-    access: Access,
-    progress: Callable[[str, str], None] | None,
-) -> DrainReport:
-    """Deploy the leaf through each maintenance state in order, stop at the first failure,
-    then verify its plane."""
-    for state in states:
-        if progress:
-            progress(report.leaf, state)
-        outcome = _step(fabric, report.leaf, state, access)
-        report.steps.append({"state": state, **outcome.to_dict()})
-        if not outcome.ok:
-            return report
-    plane = fabric.switch_by_name[report.leaf].plane
-    report.checks_failed = [c.to_dict() for c in _plane_checks(fabric, plane, access)]
-    report.ok = not report.checks_failed
-    return report
-
-
 def _plane_checks(fabric: Fabric, plane: int, access: Access) -> list[Check]:
     return [c for c in verify(fabric, plane=plane, access=access) if not c.ok]
 
@@ -211,7 +189,18 @@ def drain(
     if dry_run:
         report.ok = True
         return report
-    return _run_steps(fabric, report, ("graceful-shutdown", "isolated"), access, progress)
+    for state in ("graceful-shutdown", "isolated"):
+        if progress:
+            progress(leaf, state)
+        outcome = _step(fabric, leaf, state, access)
+        report.steps.append({"state": state, **outcome.to_dict()})
+        if not outcome.ok:
+            return report
+    report.checks_failed = [
+        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
+    ]
+    report.ok = not report.checks_failed
+    return report
 
 
 def undrain(
@@ -233,4 +222,15 @@ def undrain(
         return report
     # "returning": policy back to normal, host ports still down; deploy's post-check waits
     # for the leaf's sessions, only then do the host ports come up.
-    return _run_steps(fabric, report, ("returning", "none"), access, progress)
+    for state in ("returning", "none"):
+        if progress:
+            progress(leaf, state)
+        outcome = _step(fabric, leaf, state, access)
+        report.steps.append({"state": state, **outcome.to_dict()})
+        if not outcome.ok:
+            return report
+    report.checks_failed = [
+        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
+    ]
+    report.ok = not report.checks_failed
+    return report
