@@ -33,7 +33,7 @@ COMMAND_TIMEOUT_S = int(os.environ.get("DPCTL_COMMAND_TIMEOUT", "300"))
 """Per SSH command: frr-reload.py on a busy lab guest can take minutes."""
 
 
-class ConnectionError_(DpctlError):
+class AccessError(DpctlError):
     """Credentials or lab access are missing."""
 
 
@@ -79,7 +79,7 @@ def fabric_access(fabric: Fabric, lab_state: Path | None = None) -> Access:
     if creds.password_env:
         password = os.environ.get(creds.password_env)
         if password is None and not creds.ssh_key_file:
-            raise ConnectionError_(
+            raise AccessError(
                 "credentials.password_env",
                 f"environment variable {creds.password_env} is not set (and no ssh_key_file)",
             )

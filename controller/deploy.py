@@ -115,7 +115,6 @@ def deploy_task(
     outcome = DeviceOutcome()
     name = task.host.name
     start = time.monotonic()
-    connection = None
     try:
         connection = task.host.get_connection("napalm", task.nornir.config)
         connection.load_replace_candidate(config=bundle.pack(files[name]))
