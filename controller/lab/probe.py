@@ -23,15 +23,22 @@ def run_probe(
     rate_pps: float = 100.0,
     port: int = 5201,
     timeout: float | None = None,
+    src_ip: str | None = None,
+    subflows: int = 1,
 ) -> dict[str, Any]:
     """Send ``count`` packets from node ``src`` to ``dst_ip`` received in node ``dst``.
 
     The receiver binds ``dst_ip`` inside ``dst``'s namespace, so the flow can only
     target an address of the lab. Both ends stop by themselves (count and time bound).
-    Returns ``{"sent","received","lost","max_gap_ms","duplicates"}``.
+    ``src_ip`` binds the sender to one of its addresses (on a multi-rail server: the NIC,
+    hence the rail, the flow leaves from); ``subflows`` spreads it over that many source
+    ports, so the servers' bonds hash some sub-flows into each plane.
+    Returns ``{"sent","received","lost","max_gap_ms","duplicates","subflows","subflows_hit"}``.
     """
     if count <= 0 or rate_pps <= 0 or count / rate_pps > 600:
         raise LabError("probe must be bounded: 0 < count, count/rate <= 600 s")
+    if not 1 <= subflows <= 64:
+        raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
     nodes = session.state.nodes
     if src not in nodes or dst not in nodes:
         raise LabError(f"probe endpoints must be lab nodes: {src}, {dst}")
@@ -40,7 +47,17 @@ def run_probe(
     agent = f"{run}/probe_agent.py"
     session.executor.put_file(agent, AGENT.read_bytes(), 0o755)
     script = _probe_script(
-        nodes[src].namespace, nodes[dst].namespace, dst_ip, port, count, rate_pps, bound, agent, run
+        nodes[src].namespace,
+        nodes[dst].namespace,
+        dst_ip,
+        port,
+        count,
+        rate_pps,
+        bound,
+        agent,
+        run,
+        subflows,
+        src_ip,
     )
     rc, out, err = session.root_run(script, timeout=bound + 30.0)
     lines = out.strip().splitlines()
@@ -63,19 +80,23 @@ def _probe_script(
     bound: float,
     agent: str,
     run: str,
+    subflows: int,
+    src_ip: str | None,
 ) -> str:
     q = shlex.quote
+    source = f" --src {q(src_ip)}" if src_ip else ""
     ready, result = f"{run}/probe.{port}.ready", f"{run}/probe.{port}.json"
     return f"""set -u
 rm -f {ready} {result}
 ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
-  --count {count} --timeout {bound} --ready {ready} > {result} &
+  --count {count} --timeout {bound} --ready {ready} \\
+  --subflows {subflows} > {result} &
 rp=$!
 i=0
 while [ ! -e {ready} ] && [ $i -lt 300 ] && kill -0 $rp 2>/dev/null; do sleep 0.05; i=$((i+1)); done
 [ -e {ready} ] || {{ echo "probe receiver did not start" >&2; kill $rp 2>/dev/null; exit 2; }}
 ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \\
-  --count {count} --rate {rate}
+  --count {count} --rate {rate} --subflows {subflows}{source}
 wait $rp
 cat {result}
 rm -f {ready} {result}

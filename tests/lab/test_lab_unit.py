@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -143,3 +145,42 @@ def test_probe_agent_on_loopback() -> None:
     assert result["received"] + result["lost"] == 50
     assert result["received"] >= 45
     assert result["max_gap_ms"] >= 0
+
+
+def test_probe_agent_subflows_from_a_bound_source() -> None:
+    """Four sub-flows from consecutive source ports of a bound address, all delivered."""
+    result: dict[str, float] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(probe_agent.recv("127.0.0.1", 45872, 80, 10.0, None, 4))
+    )
+    thread.start()
+    time.sleep(0.3)
+    probe_agent.send("127.0.0.1", 45872, 80, 400.0, src="127.0.0.1", subflows=4)
+    thread.join(15)
+    assert result["sent"] == 80 and result["subflows"] == 4
+    assert result["received"] == 80 and result["subflows_hit"] == 0
+    assert 0 < result["max_gap_ms"] < 1000
+
+
+def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
+    """Sub-flow 1 of 4 (seq 41, 45, 49) is lost while it is silent for 0.3 s: 3 lost, one
+    sub-flow hit, and the gap is that silence."""
+    result: dict[str, float] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(probe_agent.recv("127.0.0.1", 45873, 80, 10.0, None, 4))
+    )
+    thread.start()
+    time.sleep(0.3)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(80):
+        if seq in (41, 45, 49):
+            continue
+        if seq == 42:
+            time.sleep(0.3)
+        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 80), ("127.0.0.1", 45873))
+        time.sleep(0.002)
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 80, 80), ("127.0.0.1", 45873))
+    sock.close()
+    thread.join(15)
+    assert (result["lost"], result["subflows_hit"]) == (3, 1)
+    assert result["max_gap_ms"] >= 300
