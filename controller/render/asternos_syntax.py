@@ -73,6 +73,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
             "frr",
         ),
         (f"bgp as-path access-list {NAME} seq {NUM} (permit|deny) \\S+", None, "frr"),
+        (f"bgp community-list standard {NAME} seq {NUM} (permit|deny) \\S+", None, "frr"),
         (r"ip import-table (?P<table>\d+)", None, "frr"),
         (r"evpn mh startup-delay (?P<delay>\d+)", None, "frr"),
     ),
@@ -141,6 +142,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "route-map": _rules(
         (f"match ip address prefix-list {NAME}", None, "frr"),
         (f"match as-path {NAME}", None, "frr"),
+        (f"match community {NAME}", None, "frr"),
+        (r"set local-preference \d+", None, "frr"),
         (r"set as-path prepend \d+( \d+)*", None, "frr"),
         (r"set community \S+( \S+)* additive", None, "frr"),
         (r"set extcommunity bandwidth num-multipaths", None, "frr"),

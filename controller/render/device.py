@@ -234,6 +234,8 @@ class RouteMapEntry:
     action: Literal["permit", "deny"]
     match_prefix_list: str | None = None
     match_as_path: str | None = None
+    match_community: str | None = None
+    set_local_preference: int | None = None
     set_prepend: tuple[int, ...] = ()
     set_community: str | None = None
     set_link_bandwidth: bool = False
@@ -250,6 +252,29 @@ LOCAL_AS_PATH = "AS-LOCAL"
 so routes learned from the pair leaf of the other plane never leak into this plane."""
 
 GRACEFUL_SHUTDOWN = "graceful-shutdown"
+
+GSHUT_COMMUNITY_LIST = "CL-GSHUT"
+"""community-list of the well-known GRACEFUL_SHUTDOWN community (RFC 8326)."""
+
+
+def _fabric_in(name: str) -> RouteMap:
+    """Routes from the other tier. A route a draining switch tagged GRACEFUL_SHUTDOWN gets
+    LOCAL_PREF 0 (RFC 8326, receiver side: eBGP peers do not act on the tag by themselves),
+    so any other path, such as a cross-plane backup over the AUX link, wins before the
+    drained switch withdraws anything."""
+    return RouteMap(
+        name,
+        (
+            RouteMapEntry(
+                5,
+                "permit",
+                "PL-FABRIC",
+                match_community=GSHUT_COMMUNITY_LIST,
+                set_local_preference=0,
+            ),
+            RouteMapEntry(10, "permit", "PL-FABRIC"),
+        ),
+    )
 
 
 def _prefix_lists(fabric: Fabric, switch: Switch) -> dict[str, tuple[PrefixRule, ...]]:
@@ -291,7 +316,7 @@ def _route_maps(
             else (RouteMapEntry(10, "permit", "PL-FABRIC", set_link_bandwidth=wcmp),)
         )
         maps += [
-            RouteMap("RM-LEAVES-IN", (RouteMapEntry(10, "permit", "PL-FABRIC"),)),
+            _fabric_in("RM-LEAVES-IN"),
             RouteMap("RM-LEAVES-OUT", out),
         ]
         return tuple(maps)
@@ -300,7 +325,7 @@ def _route_maps(
         spines_out.append(RouteMapEntry(20, "permit", "PL-HOSTS", match_as_path=LOCAL_AS_PATH))
     maps += [
         RouteMap("RM-HOSTS-IMPORT", (RouteMapEntry(10, "permit", "PL-HOSTS"),)),
-        RouteMap("RM-SPINES-IN", (RouteMapEntry(10, "permit", "PL-FABRIC"),)),
+        _fabric_in("RM-SPINES-IN"),
         RouteMap("RM-SPINES-OUT", tuple(spines_out)),
     ]
     if uses_pair:

@@ -116,7 +116,23 @@ def test_maintenance_switches_drain_policy() -> None:
     assert " bgp graceful-shutdown\n" in text
     assert "route-map RM-SPINES-OUT permit 20" not in text  # host routes withdrawn, loopback kept
     normal = render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]["frr.conf"]
-    assert "graceful-shutdown" not in normal and "route-map RM-SPINES-OUT permit 20" in normal
+    assert " bgp graceful-shutdown\n" not in normal
+    assert "route-map RM-SPINES-OUT permit 20" in normal
+
+
+def test_receivers_deprefer_graceful_shutdown_routes() -> None:
+    """RFC 8326 receiver side on every switch: a GSHUT-tagged route from the other tier gets
+    LOCAL_PREF 0, so a draining leaf is avoided wherever another path exists."""
+    fabric = build_fabric(intent_from_data(lab("dual-arp")))
+    rendered = render_fabric(fabric)
+    for name, route_map in (("p1-g1-leaf2", "RM-SPINES-IN"), ("p1-spine1", "RM-LEAVES-IN")):
+        text = rendered[name]["frr.conf"]
+        assert "bgp community-list standard CL-GSHUT seq 5 permit graceful-shutdown\n" in text
+        assert (
+            f"route-map {route_map} permit 5\n match ip address prefix-list PL-FABRIC\n"
+            " match community CL-GSHUT\n set local-preference 0\nexit\n"
+        ) in text
+        assert f"route-map {route_map} permit 10\n match ip address prefix-list PL-FABRIC\n" in text
 
 
 @pytest.mark.parametrize(
