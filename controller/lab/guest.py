@@ -56,9 +56,10 @@ def prepare_guest_files(state_dir: Path, client_pubkey: str) -> str:
 
 
 def qemu_command(
-    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int, cpus: int
+    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int, cpus: int, prefix: str
 ) -> list[str]:
-    """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only."""
+    """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only.
+    The process is named after the lab's prefix, so it is recognisable as the lab's own."""
     accel = "kvm" if kvm_usable() else "tcg,thread=multi"
     append = f"console=ttyS0 panic=-1 quiet mitigations=off tsc=reliable dplstate={state_dir}"
     return [
@@ -79,7 +80,7 @@ def qemu_command(
         "none",
         "-no-reboot",
         "-name",
-        f"dpl-guest,process=dpl-guest-{port}",
+        f"{prefix}guest,process={prefix}guest-{port}",
         "-kernel",
         str(kernel.vmlinux),
         "-initrd",
@@ -98,11 +99,16 @@ def qemu_command(
 
 
 def start_guest(
-    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int = 2048, cpus: int = 2
+    kernel: GuestKernel,
+    state_dir: Path,
+    port: int,
+    prefix: str,
+    memory_mb: int = 2048,
+    cpus: int = 2,
 ) -> int:
     """Launch QEMU detached (own session) and return its PID."""
     require_tools(QEMU)
-    cmd = qemu_command(kernel, state_dir, port, memory_mb, cpus)
+    cmd = qemu_command(kernel, state_dir, port, memory_mb, cpus, prefix)
     log = open(state_dir / "guest" / "qemu.log", "wb")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(

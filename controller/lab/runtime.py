@@ -135,7 +135,7 @@ def _start_machine(
     for _attempt in range(3):  # the free port can be taken between probe and bind
         port = guest.free_port()
         _write_guest_known_hosts(state, port)
-        pid = guest.start_guest(kern, state.path, port, memory_mb=mem)
+        pid = guest.start_guest(kern, state.path, port, state.prefix, memory_mb=mem)
         state.guest_pid, state.guest_port = pid, port
         state.save()
         try:
