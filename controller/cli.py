@@ -410,6 +410,8 @@ def _print_drain(report: Any) -> None:
         )
     for step in report.steps:
         state = "[green]ok[/]" if step["ok"] else f"[red]failed[/]: {step['error']}"
+        if "servers_changed" in step:
+            state += f", {step['servers_changed']} servers changed"
         out.print(f"  step {step['state']}: {state} ({step['seconds']} s)")
     for check in report.checks_failed:
         out.print(
@@ -420,6 +422,38 @@ def _print_drain(report: Any) -> None:
         out.print("  dry run: nothing changed")
 
 
+class StepStatus:
+    """A live 'which step now' line on a terminal for drain/undrain; silent in CI and --json."""
+
+    def __init__(self, action: str, enabled: bool) -> None:
+        self.action = action
+        self.enabled = enabled and err.is_terminal and not os.environ.get("CI")
+        self._status = err.status(f"{action}...") if self.enabled else None
+
+    def __enter__(self) -> StepStatus:
+        if self._status:
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status:
+            self._status.__exit__(None, None, None)
+
+    def __call__(self, leaf: str, step: str) -> None:
+        if self._status:
+            self._status.update(f"{self.action} {leaf}: {step}...")
+
+
+HostsFirstOpt = Annotated[
+    bool,
+    typer.Option(
+        "--hosts-first",
+        help="Drain: the servers behind the leaf first take their ports to it out of their "
+        "bonds (Ansible, as `dpctl hosts`); undrain: they bring them back last.",
+    ),
+]
+
+
 @app.command()
 def drain(
     leaf: Annotated[str, typer.Argument(help="The leaf to take out of service.")],
@@ -428,13 +462,23 @@ def drain(
     force: Annotated[
         bool, typer.Option("--force", help="Drain although a pre-check refuses.")
     ] = False,
+    hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify."""
+    """Drain a leaf: impact report, pre-checks, [servers off it], graceful-shutdown, isolate,
+    verify."""
     from controller.drain import drain as run_drain
 
     try:
-        report = run_drain(load_fabric(fabric), leaf, dry_run=dry_run, force=force)
+        with StepStatus("drain", not as_json) as status:
+            report = run_drain(
+                load_fabric(fabric),
+                leaf,
+                dry_run=dry_run,
+                force=force,
+                progress=status,
+                hosts_first=hosts_first,
+            )
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:
@@ -452,13 +496,22 @@ def undrain(
     leaf: Annotated[str, typer.Argument(help="The drained leaf to return to service.")],
     fabric: FabricOpt = DEFAULT_FABRIC,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan only.")] = False,
+    hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Return a leaf to service: policy back, host ports held down until BGP is up, verify."""
+    """Return a leaf to service: policy back, host ports held down until BGP is up,
+    [servers' ports back], verify."""
     from controller.drain import undrain as run_undrain
 
     try:
-        report = run_undrain(load_fabric(fabric), leaf, dry_run=dry_run)
+        with StepStatus("undrain", not as_json) as status:
+            report = run_undrain(
+                load_fabric(fabric),
+                leaf,
+                dry_run=dry_run,
+                progress=status,
+                hosts_first=hosts_first,
+            )
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:

@@ -1,9 +1,12 @@
 """Day-2 drain and undrain of a leaf, with pre-checks and an impact report before acting.
 
-Drain: (1) graceful-shutdown, so the plane prefers other paths where it has any; (2) isolate:
+Drain: (0, optional, ``hosts_first``) the servers behind the leaf take their ports to it out
+of their bonds through Ansible, so they move their own flows to the other plane first;
+(1) graceful-shutdown, so the plane prefers other paths where it has any; (2) isolate:
 host /32s withdrawn and host-facing ports down (the servers behind it go single-plane);
 (3) verify. Undrain reverses it and holds the host ports down until the leaf's BGP sessions
-are up again (lab-facts: hosts switching back at once lost 3.3 s), then brings them up.
+are up again (lab-facts: hosts switching back at once lost 3.3 s), then brings them up, and
+last (``hosts_first``) the servers' ports.
 Each step is an ordinary deploy of that one leaf with its maintenance state, so the state is
 recorded (.dpctl/<fabric>.maintenance.json) and every later deploy keeps it.
 
@@ -16,16 +19,19 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nornir.core.task import Result, Task
 
+from controller.ansible_inventory import SshAccess
 from controller.connection import Access, build_nornir, fabric_access
 from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
 from controller.errors import DpctlError
 from controller.facts import Fabric
+from controller.hosts import HostsResult, set_leaf_facing_ports
 from controller.render.device import Maintenance
 from controller.verify import Check, verify
 
@@ -149,8 +155,66 @@ def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> Devi
     return deploy(fabric, device=leaf, access=access, maintenance=maintenance)[leaf]
 
 
+def _switch_steps(
+    fabric: Fabric,
+    report: DrainReport,
+    states: tuple[Maintenance, ...],
+    access: Access,
+    progress: Callable[[str, str], None] | None,
+) -> bool:
+    """Deploy the leaf through ``states`` in order; stop at the first that fails."""
+    for state in states:
+        if progress:
+            progress(report.leaf, state)
+        outcome = _step(fabric, report.leaf, state, access)
+        report.steps.append({"state": state, **outcome.to_dict()})
+        if not outcome.ok:
+            return False
+    return True
+
+
+def _host_step(
+    fabric: Fabric,
+    report: DrainReport,
+    state: Literal["down", "up"],
+    access: SshAccess | None,
+    progress: Callable[[str, str], None] | None,
+) -> bool:
+    """The servers' ports to the leaf down (before a drain) or up (after an undrain)."""
+    name = f"server ports to {report.leaf} {state}"
+    if progress:
+        progress(report.leaf, name)
+    started = time.monotonic()
+    result: HostsResult = set_leaf_facing_ports(fabric, report.leaf, state, access=access)
+    bad = result.unreachable + result.failed
+    report.steps.append(
+        {
+            "state": name,
+            "ok": result.ok,
+            "error": None
+            if result.ok
+            else "; ".join(f"{n}: {result.hosts[n].message or 'failed'}" for n in bad),
+            "seconds": round(time.monotonic() - started, 1),
+            "servers_changed": result.changed,
+            "artifacts": result.artifacts,
+        }
+    )
+    return result.ok
+
+
+SETTLE_S = 90.0
+"""How long the final verification may wait for the plane to converge (a returning port
+is used once its bond's hold time has passed and the leaf has relearned its servers)."""
+
+
 def _plane_checks(fabric: Fabric, plane: int, access: Access) -> list[Check]:
-    return [c for c in verify(fabric, plane=plane, access=access) if not c.ok]
+    """The plane's failing checks, once they pass or after SETTLE_S (then the last ones)."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        failed = [c for c in verify(fabric, plane=plane, access=access) if not c.ok]
+        if not failed or time.monotonic() >= deadline:
+            return failed
+        time.sleep(5)
 
 
 def _prepare(fabric: Fabric, leaf: str, action: str, access: Access) -> DrainReport:
@@ -174,9 +238,18 @@ def drain(
     force: bool = False,
     access: Access | None = None,
     progress: Callable[[str, str], None] | None = None,
+    hosts_first: bool = False,
+    hosts_access: SshAccess | None = None,
 ) -> DrainReport:
+    """Drain ``leaf``; with ``hosts_first`` the servers move off it first (Ansible)."""
     access = access or fabric_access(fabric)
     report = _prepare(fabric, leaf, "drain", access)
+    if hosts_first:
+        report.impact.insert(
+            0,
+            f"first, servers {', '.join(report.servers)} take their ports to {leaf} out of "
+            "their bonds (Ansible): they move their own flows before the switch acts",
+        )
     nr = build_nornir(fabric, [report.partner], access, workers=1)
     try:
         partner_state = nr.run(task=read_partner)[report.partner][0].result
@@ -189,13 +262,10 @@ def drain(
     if dry_run:
         report.ok = True
         return report
-    for state in ("graceful-shutdown", "isolated"):
-        if progress:
-            progress(leaf, state)
-        outcome = _step(fabric, leaf, state, access)
-        report.steps.append({"state": state, **outcome.to_dict()})
-        if not outcome.ok:
-            return report
+    if hosts_first and not _host_step(fabric, report, "down", hosts_access, progress):
+        return report
+    if not _switch_steps(fabric, report, ("graceful-shutdown", "isolated"), access, progress):
+        return report
     report.checks_failed = [
         c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
     ]
@@ -209,26 +279,30 @@ def undrain(
     dry_run: bool = False,
     access: Access | None = None,
     progress: Callable[[str, str], None] | None = None,
+    hosts_first: bool = False,
+    hosts_access: SshAccess | None = None,
 ) -> DrainReport:
+    """Undrain ``leaf``; with ``hosts_first`` the servers' ports to it come back last."""
     access = access or fabric_access(fabric)
     report = _prepare(fabric, leaf, "undrain", access)
     report.impact = [
         f"servers {', '.join(report.servers)} return to both planes once "
         f"{leaf}'s BGP sessions are up (host ports held down until then)"
     ]
+    if hosts_first:
+        report.impact.append(
+            f"then the servers bring their ports to {leaf} back into their bonds (Ansible)"
+        )
     report.dry_run = dry_run
     if dry_run:
         report.ok = True
         return report
     # "returning": policy back to normal, host ports still down; deploy's post-check waits
     # for the leaf's sessions, only then do the host ports come up.
-    for state in ("returning", "none"):
-        if progress:
-            progress(leaf, state)
-        outcome = _step(fabric, leaf, state, access)
-        report.steps.append({"state": state, **outcome.to_dict()})
-        if not outcome.ok:
-            return report
+    if not _switch_steps(fabric, report, ("returning", "none"), access, progress):
+        return report
+    if hosts_first and not _host_step(fabric, report, "up", hosts_access, progress):
+        return report
     report.checks_failed = [
         c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
     ]

@@ -28,8 +28,8 @@ from controller.labfabric import lab_dir
 
 PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
-Action = Literal["configure", "verify"]
-MODULE = "dpctl_gpu_nic"
+Action = Literal["configure", "verify", "host_ports"]
+MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
 
 
 class HostsError(DpctlError):
@@ -175,7 +175,7 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
             out.failed, out.ok = True, False
             out.message = str(res.get("msg", "failed")).strip()
             out.checks = res.get("checks", out.checks)
-        elif kind == "runner_on_ok" and data.get("task_action", "").endswith(MODULE):
+        elif kind == "runner_on_ok" and data.get("task_action", "").endswith(MODULES):
             out.changed += 1 if res.get("changed") else 0
             out.message = str(res.get("msg", ""))
             out.roce_skipped = list(res.get("roce_skipped", []))
@@ -185,6 +185,8 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
                 for bond, nic in res.get("nics", {}).items()
                 if nic.get("commands")
             }
+            if res.get("commands"):
+                out.commands["ports"] = list(res["commands"])
     return hosts
 
 
@@ -194,9 +196,11 @@ def run_hosts(
     server: str | None = None,
     check: bool = False,
     access: SshAccess | None = None,
+    servers: list[str] | None = None,
+    extravars: dict[str, Any] | None = None,
 ) -> HostsResult:
-    """Run the configure or verify playbook on the fabric's servers (or one of them)."""
-    names = select_servers(fabric, server)
+    """Run one of the playbooks on the fabric's servers (one of them, or the ``servers``)."""
+    names = servers if servers is not None else select_servers(fabric, server)
     require_ansible()
     import ansible_runner
 
@@ -226,6 +230,7 @@ def run_hosts(
         inventory=inventory,
         cmdline=cmdline or None,
         envvars=envvars,
+        extravars=extravars or {},
         quiet=True,
         json_mode=False,
         ident="run",
@@ -256,4 +261,35 @@ def run_hosts(
         artifacts=str(run_dir),
         seconds=seconds,
         rc=int(runner.rc or 0),
+    )
+
+
+def leaf_facing_ports(fabric: Fabric, leaf: str) -> dict[str, list[str]]:
+    """server -> its ports cabled to ``leaf``."""
+    ports: dict[str, list[str]] = {}
+    for link in fabric.links_by_device.get(leaf, []):
+        if link.kind == "host":
+            ports.setdefault(link.a_device, []).append(link.a_port)
+    return ports
+
+
+def set_leaf_facing_ports(
+    fabric: Fabric,
+    leaf: str,
+    state: Literal["down", "up"],
+    access: SshAccess | None = None,
+    check: bool = False,
+) -> HostsResult:
+    """The host-side drain step: every server behind ``leaf`` takes its ports to that leaf
+    out of its bonds' service (down), or back (up)."""
+    ports = leaf_facing_ports(fabric, leaf)
+    if not ports:
+        raise HostsError(leaf, "no server is cabled to this switch")
+    return run_hosts(
+        fabric,
+        "host_ports",
+        check=check,
+        access=access,
+        servers=sorted(ports),
+        extravars={"dpctl_host_ports": ports, "dpctl_port_state": state},
     )

@@ -292,8 +292,19 @@ def test_drain_refused_when_partner_drained_or_server_single_homed(lab: Lab) -> 
     assert load_maintenance(lab.fabric) == {}  # nothing was changed
 
 
+def _port_up(lab: Lab, server: str, port: str) -> bool:
+    with lab.session() as s:
+        rc, out, err = s.run(server, f"ip -j link show dev {port}")
+    assert rc == 0, err
+    return "UP" in json.loads(out)[0]["flags"]
+
+
 def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
+    """Dual-ARP runs it with the host-side step (servers move off the leaf first, through
+    Ansible), EVPN-MH without: both paths of drain and undrain run in the lab."""
     leaf = "p1-g1-leaf1"  # rail 1 of plane 1: the rail-2 flows do not touch it
+    hosts_first = lab.mode == "dual-arp"
+    server_ports = {s.name: s.nics[0].ports[0] for s in lab.fabric.servers}  # to p1 rail 1
     a, b = lab.fabric.servers[0], lab.fabric.servers[1]
     flows = {f"rail{n.rail}": (a.name, b.name, b.nics[n.rail - 1].ip) for n in a.nics}
     results: dict[str, dict[str, int]] = {}
@@ -315,9 +326,13 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         t.start()
     time.sleep(5)
     try:
-        drained = drain(lab.fabric, leaf, access=lab.access)
+        drained = drain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
         assert drained.ok, drained.to_dict()
         assert load_maintenance(lab.fabric) == {leaf: "isolated"}
+        if hosts_first:
+            assert drained.steps[0]["state"] == f"server ports to {leaf} down"
+            assert drained.steps[0]["servers_changed"] == len(server_ports)
+            assert not any(_port_up(lab, srv, port) for srv, port in server_ports.items())
         checks = verify(lab.fabric, access=lab.access)
         assert [c.to_dict() for c in checks if not c.ok] == []  # verify passes while drained
         assert any(
@@ -325,9 +340,12 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         )
         status = json.loads(run_cli("lab", "status", "-f", str(lab.intent), "--json").stdout)
         assert status["nodes"][leaf]["maintenance"] == "isolated"
-        back = undrain(lab.fabric, leaf, access=lab.access)
+        back = undrain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
         assert back.ok, back.to_dict()
         assert load_maintenance(lab.fabric) == {}
+        if hosts_first:
+            assert back.steps[-1]["state"] == f"server ports to {leaf} up"
+        assert all(_port_up(lab, srv, port) for srv, port in server_ports.items())
     finally:
         for t in threads:
             t.join(timeout=PROBE_S + 60)

@@ -35,17 +35,18 @@ def _fabric(mode: str) -> Fabric:
     return build_fabric(load_intent(INVENTORY / f"lab-{mode}.yaml"))
 
 
-def _module() -> ModuleType:
-    path = ROOT / "playbooks" / "library" / "dpctl_gpu_nic.py"
-    spec = importlib.util.spec_from_file_location("dpctl_gpu_nic", path)
+def _module(name: str = "dpctl_gpu_nic") -> ModuleType:
+    path = ROOT / "playbooks" / "library" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["dpctl_gpu_nic"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
 NIC = _module()
+PORT = _module("dpctl_host_port")
 
 
 # -- inventory ---------------------------------------------------------------------------
@@ -340,5 +341,48 @@ def test_roce_dcb_sets_pfc_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_playbooks_exist() -> None:
-    for name in ("configure.yml", "verify.yml"):
+    for name in ("configure.yml", "verify.yml", "host_ports.yml"):
         assert (Path(hosts_mod.PLAYBOOKS) / name).is_file()
+
+
+# -- the host-side drain step ------------------------------------------------------------
+def test_leaf_facing_ports_are_the_servers_ports_to_that_leaf() -> None:
+    fabric = _fabric("dual-arp")
+    ports = hosts_mod.leaf_facing_ports(fabric, "p1-g1-leaf1")
+    assert sorted(ports) == ["srv0001", "srv0002"]
+    for server, names in ports.items():
+        nic = fabric.server_by_name[server].nics[0]  # rail 1
+        assert names == [nic.ports[0]]  # its plane-1 port, not the plane-2 one
+
+
+def test_host_step_on_a_switch_without_servers_is_refused() -> None:
+    with pytest.raises(HostsError, match="p1-spine1: no server is cabled to this switch"):
+        hosts_mod.set_leaf_facing_ports(_fabric("dual-arp"), "p1-spine1", "down")
+
+
+def test_host_port_module_refuses_unknown_and_unbonded_ports() -> None:
+    """Real `ip -j link` on this machine: lo exists but is no bond member."""
+    changes, errors = PORT.plan(["lo", "dpctl-no-such0"], "down")
+    assert changes == []
+    assert errors == [
+        "lo: not a bond member (refusing to take a single path down)",
+        "dpctl-no-such0: no such interface",
+    ]
+
+
+def test_host_port_module_changes_only_ports_in_the_other_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    links = {
+        "eth1": {"master": "bond1", "flags": ["BROADCAST", "UP"]},
+        "eth2": {"master": "bond1", "flags": ["BROADCAST"]},
+    }
+    monkeypatch.setattr(PORT, "port_info", links.get)
+    assert PORT.plan(["eth1", "eth2"], "down") == (["eth1"], [])
+    assert PORT.plan(["eth1", "eth2"], "up") == (["eth2"], [])
+
+
+def test_drain_help_offers_the_host_step() -> None:
+    for command in ("drain", "undrain"):
+        result = run_cli(command, "--help")
+        assert result.exit_code == 0 and "--hosts-first" in result.stdout
