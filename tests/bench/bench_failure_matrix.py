@@ -1,13 +1,15 @@
 """The failure/drain matrix: one command, measured in the embedded lab.
 
 For each dual-leaf mode, with and without cross-plane protection, with continuous probe
-flows between servers on different leaves, it runs: drain + undrain of a leaf, a server link
-down/up, a leaf down/up, a spine down/up and an FRR restart on a leaf, and writes a table
-(mode, protection, event, flow: lost packets, longest gap ms) to docs/failure-matrix.md.
+flows between servers on different leaves, it runs: drain + undrain of a leaf (switch side
+only, then with the servers moving off it first), a server link down/up, a leaf down/up, a
+spine down/up and an FRR restart on a leaf, and writes a table (mode, protection, event,
+flow: lost packets, longest gap ms) to docs/failure-matrix.md (and the rows as .json).
 
-Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py [--quick]
-Takes about 30 minutes on a 2-core machine (four labs in a QEMU TCG guest, one after another).
-Probes cover each event: 35 s at 50 packets/s (200 s for drain + undrain).
+Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
+  [--quick] [--mode dual-arp|evpn-mh]... [--protection off|on]... [--out FILE]
+Takes about 50 minutes on a 2-core machine (four labs in a QEMU TCG guest, one after another).
+Probes cover each event: 35 s at 100 packets/s (200 s for drain + undrain).
 """
 
 from __future__ import annotations
@@ -40,17 +42,35 @@ from controller.labfabric import bring_up, lab_dir  # noqa: E402
 from controller.verify import verify  # noqa: E402
 
 PREFIX = "dpm-"
-RATE = 50.0
+RATE = 100.0  # packets/s per flow, over all its sub-flows
+SUBFLOWS = 4
 LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
 
 
-def flows(fabric: Fabric) -> dict[str, tuple[str, str, str]]:
-    """name -> (src, dst, dst ip). The affected leaf serves rail 1 of plane 1."""
+def flows(fabric: Fabric) -> dict[str, tuple[str, str, str, str]]:
+    """name -> (src, dst, dst ip, src ip). The affected leaf serves rail 1 of plane 1; each
+    flow leaves from the NIC of its source address and is split into SUBFLOWS sub-flows,
+    which the servers' bonds hash over both planes."""
     a, b = fabric.servers[0], fabric.servers[1]
     return {
-        "into affected leaf (srv0002 r2 -> srv0001 r1)": (b.name, a.name, a.nics[0].ip),
-        "from affected leaf (srv0001 r1 -> srv0002 r2)": (a.name, b.name, b.nics[1].ip),
-        "other leaf only (srv0001 r2 -> srv0002 r2)": (a.name, b.name, b.nics[1].ip),
+        "into affected leaf (srv0002 r2 -> srv0001 r1)": (
+            b.name,
+            a.name,
+            a.nics[0].ip,
+            b.nics[1].ip,
+        ),
+        "from affected leaf (srv0001 r1 -> srv0002 r2)": (
+            a.name,
+            b.name,
+            b.nics[1].ip,
+            a.nics[0].ip,
+        ),
+        "other leaves only (srv0001 r2 -> srv0002 r2)": (
+            a.name,
+            b.name,
+            b.nics[1].ip,
+            a.nics[1].ip,
+        ),
     }
 
 
@@ -86,9 +106,14 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         time.sleep(10)
         s.root_run(f"ip -n {_node_ns(srv)} link set {port} up")
 
-    def drain_undrain() -> None:
-        assert drain(fabric, LEAF, access=access).ok
-        assert undrain(fabric, LEAF, access=access).ok
+    def drain_undrain(hosts_first: bool) -> Callable[[], None]:
+        def run() -> None:
+            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first)
+            assert drained.ok, drained.to_dict()
+            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first)
+            assert back.ok, back.to_dict()
+
+        return run
 
     def frr_restart() -> None:
         ns = _node_ns(LEAF)
@@ -98,7 +123,8 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         )
 
     return {
-        f"drain + undrain {LEAF}": drain_undrain,
+        f"drain + undrain {LEAF}": drain_undrain(False),
+        f"drain + undrain {LEAF} --hosts-first": drain_undrain(True),
         f"server link {SERVER_PORT[0]}:{SERVER_PORT[1]} down 10 s": server_link,
         f"leaf {LEAF} down 10 s (all links)": down_up(LEAF, 10),
         f"spine {SPINE} down 10 s (all links)": down_up(SPINE, 10),
@@ -120,10 +146,18 @@ def measure(
 ) -> dict[str, Any]:
     results: dict[str, Any] = {}
 
-    def probe(index: int, name: str, src: str, dst: str, ip: str) -> None:
+    def probe(index: int, name: str, src: str, dst: str, ip: str, src_ip: str) -> None:
         with LabSession.open(state_dir) as session:
             results[name] = run_probe(
-                session, src, dst, ip, count=int(seconds * RATE), rate_pps=RATE, port=5400 + index
+                session,
+                src,
+                dst,
+                ip,
+                count=int(seconds * RATE),
+                rate_pps=RATE,
+                port=5400 + index,
+                src_ip=src_ip,
+                subflows=SUBFLOWS,
             )
 
     threads = [
@@ -171,6 +205,8 @@ def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]
                             "flow": flow,
                             "sent": probe["sent"],
                             "lost": probe["lost"],
+                            "subflows_hit": probe["subflows_hit"],
+                            "duplicates": probe["duplicates"],
                             "max_gap_ms": probe["max_gap_ms"],
                             "healthy_after": healthy,
                         }
@@ -190,17 +226,22 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "# Failure and drain matrix",
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine}, by "
-        "`python tests/bench/bench_failure_matrix.py`. Probe flows: UDP, 50 packets/s, "
-        "sequence-numbered; 'lost' counts packets that never arrived, 'gap' is the longest time "
-        "between two received packets.",
+        "`python tests/bench/bench_failure_matrix.py`. Each probe flow: UDP, "
+        f"{RATE:.0f} packets/s, sequence-numbered, leaving from the NIC of its source address "
+        f"and split over {SUBFLOWS} source ports (sub-flows) that the servers' bonds hash over "
+        "both planes. 'lost' counts packets that never arrived, 'hit' the sub-flows that lost "
+        "any, 'dup' the packets received twice, 'gap' the longest silence of one sub-flow "
+        f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms).",
         "",
-        "| mode | protection | event | flow | sent | lost | longest gap ms | healthy after |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mode | protection | event | flow | sent | lost | hit | dup | longest gap ms "
+        "| healthy after |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
-            f"| {r['sent']} | {r['lost']} | {r['max_gap_ms']:.0f} "
+            f"| {r['sent']} | {r['lost']} | {r['subflows_hit']}/{SUBFLOWS} | {r['duplicates']} "
+            f"| {r['max_gap_ms']:.0f} "
             f"| {'yes' if r['healthy_after'] else 'NO'} |"
         )
     out.write_text("\n".join(lines) + "\n")
@@ -210,15 +251,17 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="drain + undrain only")
+    parser.add_argument("--mode", choices=("dual-arp", "evpn-mh"), action="append")
+    parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
     args = parser.parse_args()
     os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
     os.environ.setdefault("DPCTL_STATE_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-state-"))
     os.environ["DPCTL_LAB_PREFIX"] = PREFIX
     rows: list[dict[str, Any]] = []
-    for mode in ("dual-arp", "evpn-mh"):
-        for protection in (False, True):
-            rows += run_variant(mode, protection, args.quick)
+    for mode in args.mode or ("dual-arp", "evpn-mh"):
+        for protection in args.protection or ("off", "on"):
+            rows += run_variant(mode, protection == "on", args.quick)
             write_report(rows, args.out)
     print(args.out.read_text())
 
