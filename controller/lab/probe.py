@@ -93,8 +93,12 @@ ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} 
   --subflows {subflows} > {result} &
 rp=$!
 i=0
-while [ ! -e {ready} ] && [ $i -lt 300 ] && kill -0 $rp 2>/dev/null; do sleep 0.05; i=$((i+1)); done
-[ -e {ready} ] || {{ echo "probe receiver did not start" >&2; kill $rp 2>/dev/null; exit 2; }}
+while [ ! -e {ready} ] && [ $i -lt 1200 ] && kill -0 $rp 2>/dev/null; do
+  sleep 0.05; i=$((i+1))
+done
+[ -e {ready} ] || {{
+  echo "probe receiver did not start within 60 s" >&2; kill $rp 2>/dev/null; exit 2
+}}
 ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \\
   --count {count} --rate {rate} --subflows {subflows}{source}
 wait $rp

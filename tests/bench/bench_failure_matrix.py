@@ -142,23 +142,29 @@ def wait_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> bool
 
 
 def measure(
-    fabric: Fabric, state_dir: Path, action: Callable[[], None], seconds: int
+    fabric: Fabric, state_dir: Path, action: Callable[[], None], seconds: int, first_port: int
 ) -> dict[str, Any]:
+    """Probe every flow while ``action`` runs. A probe that fails is reported as such (its
+    error in the row), never dropped."""
     results: dict[str, Any] = {}
 
     def probe(index: int, name: str, src: str, dst: str, ip: str, src_ip: str) -> None:
-        with LabSession.open(state_dir) as session:
-            results[name] = run_probe(
-                session,
-                src,
-                dst,
-                ip,
-                count=int(seconds * RATE),
-                rate_pps=RATE,
-                port=5400 + index,
-                src_ip=src_ip,
-                subflows=SUBFLOWS,
-            )
+        count = int(seconds * RATE)
+        try:
+            with LabSession.open(state_dir) as session:
+                results[name] = run_probe(
+                    session,
+                    src,
+                    dst,
+                    ip,
+                    count=count,
+                    rate_pps=RATE,
+                    port=first_port + index,
+                    src_ip=src_ip,
+                    subflows=SUBFLOWS,
+                )
+        except Exception as exc:  # recorded in the matrix
+            results[name] = {"sent": count, "error": f"{type(exc).__name__}: {exc}"}
 
     threads = [
         threading.Thread(target=probe, args=(i, n, *f))
@@ -190,12 +196,14 @@ def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]
         assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
         assert wait_healthy(fabric, access), "fabric did not verify after deploy"
         with LabSession.open(state_dir) as s:
-            for event, action in events(fabric, access, s).items():
+            for number, (event, action) in enumerate(events(fabric, access, s).items()):
                 if quick and not event.startswith("drain"):
                     continue
                 seconds = 200 if event.startswith("drain") else 35
-                result = measure(fabric, state_dir, action, seconds)
+                # each event its own ports: a late receiver of the last one cannot collide
+                result = measure(fabric, state_dir, action, seconds, 5400 + 10 * number)
                 healthy = wait_healthy(fabric, access)
+                measured = time.strftime("%Y-%m-%d", time.gmtime())
                 for flow, probe in result["flows"].items():
                     rows.append(
                         {
@@ -204,17 +212,27 @@ def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]
                             "event": event,
                             "flow": flow,
                             "sent": probe["sent"],
-                            "lost": probe["lost"],
-                            "subflows_hit": probe["subflows_hit"],
-                            "duplicates": probe["duplicates"],
-                            "max_gap_ms": probe["max_gap_ms"],
+                            "lost": probe.get("lost"),
+                            "subflows_hit": probe.get("subflows_hit"),
+                            "duplicates": probe.get("duplicates"),
+                            "max_gap_ms": probe.get("max_gap_ms"),
                             "healthy_after": healthy,
+                            "error": probe.get("error"),
+                            "measured": measured,
                         }
                     )
-                print(json.dumps(rows[-3:]), flush=True)
+                    print(json.dumps(rows[-1]), flush=True)
     finally:
         down(state_dir, prefix=PREFIX)
     return rows
+
+
+def dates(rows: list[dict[str, Any]]) -> str:
+    seen: dict[str, str] = {}
+    for r in rows:
+        variant = f"{r['mode']} protection {'on' if r['protection'] else 'off'}"
+        seen.setdefault(variant, r.get("measured", "?"))
+    return "; ".join(f"{v} {d}" for v, d in seen.items())
 
 
 def write_report(rows: list[dict[str, Any]], out: Path) -> None:
@@ -225,7 +243,7 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
     lines = [
         "# Failure and drain matrix",
         "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine}, by "
+        f"Measured on {machine} (dates per variant: {dates(rows)}), by "
         "`python tests/bench/bench_failure_matrix.py`. Each probe flow: UDP, "
         f"{RATE:.0f} packets/s, sequence-numbered, leaving from the NIC of its source address "
         f"and split over {SUBFLOWS} source ports (sub-flows) that the servers' bonds hash over "
@@ -238,14 +256,49 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if r.get("error"):
+            result = f"| probe failed: {r['error'][:120]} | | | "
+        else:
+            result = (
+                f"| {r['lost']} | {r['subflows_hit']}/{SUBFLOWS} | {r['duplicates']} "
+                f"| {r['max_gap_ms']:.0f} "
+            )
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
-            f"| {r['sent']} | {r['lost']} | {r['subflows_hit']}/{SUBFLOWS} | {r['duplicates']} "
-            f"| {r['max_gap_ms']:.0f} "
-            f"| {'yes' if r['healthy_after'] else 'NO'} |"
+            f"| {r['sent']} {result}| {'yes' if r['healthy_after'] else 'NO'} |"
         )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
+
+
+def kept_rows(out: Path, rerun: set[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """Rows of an earlier run (its .json) for the variants this run does not measure."""
+    path = out.with_suffix(".json")
+    if not path.exists():
+        return []
+    rows: list[dict[str, Any]] = json.loads(path.read_text())
+    return [r for r in rows if (r["mode"], r["protection"]) not in rerun]
+
+
+FLOW_ORDER = ("into", "from", "other")
+
+
+def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """By variant, then event (in the order they ran), then flow."""
+    events: dict[str, int] = {}
+    for r in rows:
+        events.setdefault(r["event"], len(events))
+    return sorted(
+        rows,
+        key=lambda r: (
+            VARIANTS.index((r["mode"], r["protection"])),
+            events[r["event"]],
+            FLOW_ORDER.index(r["flow"].split()[0]),
+        ),
+    )
 
 
 def main() -> None:
@@ -254,15 +307,24 @@ def main() -> None:
     parser.add_argument("--mode", choices=("dual-arp", "evpn-mh"), action="append")
     parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
+    parser.add_argument(
+        "--keep-other-variants",
+        action="store_true",
+        help="keep the rows of variants not run now from the earlier OUT .json",
+    )
     args = parser.parse_args()
     os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
     os.environ.setdefault("DPCTL_STATE_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-state-"))
     os.environ["DPCTL_LAB_PREFIX"] = PREFIX
-    rows: list[dict[str, Any]] = []
-    for mode in args.mode or ("dual-arp", "evpn-mh"):
-        for protection in args.protection or ("off", "on"):
-            rows += run_variant(mode, protection == "on", args.quick)
-            write_report(rows, args.out)
+    run = [
+        (mode, protection == "on")
+        for mode in args.mode or ("dual-arp", "evpn-mh")
+        for protection in args.protection or ("off", "on")
+    ]
+    rows = kept_rows(args.out, set(run)) if args.keep_other_variants else []
+    for mode, protection in run:
+        rows += run_variant(mode, protection, args.quick)
+        write_report(ordered(rows), args.out)
     print(args.out.read_text())
 
 
