@@ -448,8 +448,9 @@ HostsFirstOpt = Annotated[
     bool,
     typer.Option(
         "--hosts-first",
-        help="Drain: the servers behind the leaf first take their ports to it out of their "
-        "bonds (Ansible, as `dpctl hosts`); undrain: they bring them back last.",
+        help="Drain: after graceful-shutdown, the servers behind the leaf take their ports to "
+        "it out of their bonds (Ansible, as `dpctl hosts`) before the switch isolates it; "
+        "undrain: they bring them back last.",
     ),
 ]
 
@@ -465,7 +466,7 @@ def drain(
     hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, [servers off it], graceful-shutdown, isolate,
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, [servers off it], isolate,
     verify."""
     from controller.drain import drain as run_drain
 

@@ -330,8 +330,9 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         assert drained.ok, drained.to_dict()
         assert load_maintenance(lab.fabric) == {leaf: "isolated"}
         if hosts_first:
-            assert drained.steps[0]["state"] == f"server ports to {leaf} down"
-            assert drained.steps[0]["servers_changed"] == len(server_ports)
+            states = [step["state"] for step in drained.steps]
+            assert states == ["graceful-shutdown", f"server ports to {leaf} down", "isolated"]
+            assert drained.steps[1]["servers_changed"] == len(server_ports)
             assert not any(_port_up(lab, srv, port) for srv, port in server_ports.items())
         checks = verify(lab.fabric, access=lab.access)
         assert [c.to_dict() for c in checks if not c.ok] == []  # verify passes while drained
