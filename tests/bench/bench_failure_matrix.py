@@ -7,7 +7,7 @@ spine down/up and an FRR restart on a leaf, and writes a table (mode, protection
 flow: lost packets, longest gap ms) to docs/failure-matrix.md (and the rows as .json).
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
-  [--quick] [--mode dual-arp|evpn-mh]... [--protection off|on]... [--out FILE]
+  [--quick] [--mode dual-arp|evpn-mh]... [--protection off|on]... [--out FILE] [--keep]
 Takes about 50 minutes on a 2-core machine (four labs in a QEMU TCG guest, one after another).
 Probes cover each event: 35 s at 100 packets/s (200 s for drain + undrain).
 """
@@ -274,28 +274,28 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
 VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
 
 
-def kept_rows(out: Path, rerun: set[tuple[str, bool]]) -> list[dict[str, Any]]:
-    """Rows of an earlier run (its .json) for the variants this run does not measure."""
-    path = out.with_suffix(".json")
-    if not path.exists():
-        return []
-    rows: list[dict[str, Any]] = json.loads(path.read_text())
-    return [r for r in rows if (r["mode"], r["protection"]) not in rerun]
+def merged(earlier: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The earlier rows, each (variant, event) measured again replaced by its new rows."""
+    again = {(r["mode"], r["protection"], r["event"]) for r in new}
+    return [r for r in earlier if (r["mode"], r["protection"], r["event"]) not in again] + new
 
 
 FLOW_ORDER = ("into", "from", "other")
+EVENT_ORDER = ("drain", "drain --hosts-first", "server", "leaf", "spine", "FRR")
+
+
+def event_rank(event: str) -> int:
+    kind = "drain --hosts-first" if event.endswith("--hosts-first") else event.split()[0]
+    return EVENT_ORDER.index(kind)
 
 
 def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """By variant, then event (in the order they ran), then flow."""
-    events: dict[str, int] = {}
-    for r in rows:
-        events.setdefault(r["event"], len(events))
+    """By variant, then event (in the order they run), then flow."""
     return sorted(
         rows,
         key=lambda r: (
             VARIANTS.index((r["mode"], r["protection"])),
-            events[r["event"]],
+            event_rank(r["event"]),
             FLOW_ORDER.index(r["flow"].split()[0]),
         ),
     )
@@ -308,9 +308,9 @@ def main() -> None:
     parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
     parser.add_argument(
-        "--keep-other-variants",
+        "--keep",
         action="store_true",
-        help="keep the rows of variants not run now from the earlier OUT .json",
+        help="keep the rows of the earlier OUT .json that this run does not measure again",
     )
     args = parser.parse_args()
     os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
@@ -321,9 +321,10 @@ def main() -> None:
         for mode in args.mode or ("dual-arp", "evpn-mh")
         for protection in args.protection or ("off", "on")
     ]
-    rows = kept_rows(args.out, set(run)) if args.keep_other_variants else []
+    earlier_file = args.out.with_suffix(".json")
+    rows = json.loads(earlier_file.read_text()) if args.keep and earlier_file.exists() else []
     for mode, protection in run:
-        rows += run_variant(mode, protection, args.quick)
+        rows = merged(rows, run_variant(mode, protection, args.quick))
         write_report(ordered(rows), args.out)
     print(args.out.read_text())
 
