@@ -8,7 +8,7 @@ flow: lost packets, longest gap ms) to docs/failure-matrix.md (and the rows as .
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--mode dual-arp|evpn-mh]... [--protection off|on]... [--out FILE] [--keep]
-Takes about 50 minutes on a 2-core machine (four labs in a QEMU TCG guest, one after another).
+Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
 Probes cover each event: 35 s at 100 packets/s (200 s for drain + undrain).
 """
 
