@@ -1,0 +1,97 @@
+"""Drain's pure parts without a lab: the pre-checks' refusals and the impact report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.drain import DrainRefused, impact, pre_checks, servers_behind
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.hosts import leaf_facing_ports
+from controller.intent import intent_from_data, load_intent
+from tests.conftest import INVENTORY
+
+LEAF, PARTNER = "p1-g1-leaf1", "p2-g1-leaf1"
+
+
+def _fabric(**changes: Any) -> Fabric:
+    intent = load_intent(INVENTORY / "lab-dual-arp.yaml")
+    return build_fabric(intent_from_data({**intent.model_dump(mode="json"), **changes}))
+
+
+def _healthy_partner(fabric: Fabric) -> dict[str, Any]:
+    ports = [
+        lk.z_port
+        for lk in fabric.links_by_device[PARTNER]
+        if lk.kind == "host"  # the partner's own ports to the servers
+    ]
+    return {
+        "peers": {"swp3": {"is_up": True}, "swp4": {"is_up": True}},
+        "interfaces": {port: {"is_up": True} for port in ports},
+    }
+
+
+def test_healthy_partner_allows_the_drain() -> None:
+    fabric = _fabric()
+    assert pre_checks(fabric, LEAF, _healthy_partner(fabric), {}) == []
+
+
+def test_drained_partner_is_refused_naming_the_servers() -> None:
+    fabric = _fabric()
+    reasons = pre_checks(fabric, LEAF, _healthy_partner(fabric), {PARTNER: "isolated"})
+    assert reasons == [
+        f"partner {PARTNER} is already drained (isolated): "
+        "servers srv0001, srv0002 would lose both planes"
+    ]
+
+
+def test_unreachable_partner_is_refused() -> None:
+    reasons = pre_checks(_fabric(), LEAF, "ConnectionError: timed out", {})
+    assert reasons == [f"partner {PARTNER} cannot be checked: ConnectionError: timed out"]
+
+
+def test_partner_with_a_session_down_is_refused() -> None:
+    fabric = _fabric()
+    state = _healthy_partner(fabric)
+    state["peers"]["swp4"]["is_up"] = False
+    assert pre_checks(fabric, LEAF, state, {}) == [
+        f"partner {PARTNER} is unhealthy: BGP sessions down on swp4"
+    ]
+
+
+def test_single_homed_server_is_refused_naming_its_port() -> None:
+    fabric = _fabric()
+    state = _healthy_partner(fabric)
+    port = next(
+        lk.z_port
+        for lk in fabric.links_by_device[PARTNER]
+        if lk.kind == "host" and lk.a_device == "srv0002"
+    )
+    state["interfaces"][port]["is_up"] = False
+    assert pre_checks(fabric, LEAF, state, {}) == [
+        f"server srv0002 is single-homed: its port to {PARTNER} ({port}) is down; "
+        "draining cuts it off"
+    ]
+
+
+@pytest.mark.parametrize("protection", [False, True])
+def test_impact_says_what_is_at_risk(protection: bool) -> None:
+    lines = impact(_fabric(cross_plane_protection=protection), LEAF)
+    assert lines[0] == "2 servers become single-plane (plane 2 only) on rails 1: srv0001, srv0002"
+    if protection:
+        assert "carried by the senders' leaves over the AUX link" in lines[-1]
+        assert "10G against 400G" in lines[-1]
+    else:
+        assert lines[-1].startswith("AT RISK: flows other hosts hash into plane 1")
+
+
+def test_the_host_step_and_the_pre_checks_see_the_same_servers() -> None:
+    fabric = _fabric()
+    assert sorted(leaf_facing_ports(fabric, LEAF)) == servers_behind(fabric, LEAF)
+
+
+def test_refusal_is_a_typed_error_naming_the_leaf() -> None:
+    error = DrainRefused(LEAF, "refused: partner drained (--force overrides)")
+    assert error.where == LEAF and "--force" in str(error)
