@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,10 +127,21 @@ def test_deploy_plane1_touches_only_plane1(lab: Lab) -> None:
     assert any(c["check"] == "bgp-sessions" and c["device"] == "p2-spine1" for c in failed)
 
 
+def _verify_converged(lab: Lab, timeout: float = 120.0) -> list[Any]:
+    """verify until it passes or ``timeout``: a plane just deployed learns its servers' host
+    routes from their next ARP refresh (up to ~45 s with the kernel's defaults)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        checks = verify(lab.fabric, access=lab.access)
+        if all(c.ok for c in checks) or time.monotonic() >= deadline:
+            return checks
+        time.sleep(5)
+
+
 def test_deploy_plane2_then_whole_fabric_verifies(lab: Lab) -> None:
     result = run_cli("deploy", "-f", str(lab.intent), "--plane", "2", "--json")
     assert result.exit_code == 0, result.stdout
-    checks = verify(lab.fabric, access=lab.access)
+    checks = _verify_converged(lab)
     failed = [c.to_dict() for c in checks if not c.ok]
     assert failed == []
     # BGP unnumbered is up on every fabric link of both planes (and the pair link in EVPN-MH).
