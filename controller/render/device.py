@@ -251,8 +251,6 @@ LOCAL_AS_PATH = "AS-LOCAL"
 """as-path list matching routes this switch originated (^$): only those go to the spines,
 so routes learned from the pair leaf of the other plane never leak into this plane."""
 
-GRACEFUL_SHUTDOWN = "graceful-shutdown"
-
 GSHUT_COMMUNITY_LIST = "CL-GSHUT"
 """community-list of the well-known GRACEFUL_SHUTDOWN community (RFC 8326)."""
 
