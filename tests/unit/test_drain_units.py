@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controller.drain import DrainRefused, impact, pre_checks, servers_behind
+from controller.drain import impact, pre_checks, servers_behind
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.hosts import leaf_facing_ports
@@ -90,8 +90,3 @@ def test_impact_says_what_is_at_risk(protection: bool) -> None:
 def test_the_host_step_and_the_pre_checks_see_the_same_servers() -> None:
     fabric = _fabric()
     assert sorted(leaf_facing_ports(fabric, LEAF)) == servers_behind(fabric, LEAF)
-
-
-def test_refusal_is_a_typed_error_naming_the_leaf() -> None:
-    error = DrainRefused(LEAF, "refused: partner drained (--force overrides)")
-    assert error.where == LEAF and "--force" in str(error)
