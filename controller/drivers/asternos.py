@@ -89,9 +89,14 @@ def _netmiko_session(**params: Any) -> CliSession:
 def session_lines(text: str) -> list[str]:
     """The candidate's lines as they are sent: session commands, comments, blanks dropped."""
     lines = []
+    previous = ""
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith("!") or line in ("configure terminal", "end", "write"):
+        answer = line == "y" and previous == "write"  # write's confirmation (save_config gives it)
+        previous = line or previous
+        if not line or line.startswith("!") or answer:
+            continue
+        if line in ("configure terminal", "end", "write"):
             continue
         lines.append(line)
     return lines

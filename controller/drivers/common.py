@@ -192,12 +192,17 @@ _SKIP = re.compile(
 
 def config_tree(text: str) -> list[Node]:
     """Parse indented configuration text into a tree; comments, ``exit``/``end`` and the
-    session commands (``configure terminal``, ``write``) carry no configuration and go."""
+    session commands (``configure terminal``, ``write`` and its ``y``) carry no configuration
+    and go."""
     root = Node("")
     stack: list[tuple[int, Node]] = [(-1, root)]
+    previous = ""
     for raw in text.splitlines():
         stripped = raw.strip()
-        if not stripped or _SKIP.match(stripped):
+        # AsterNOS: ``write`` asks for a confirmation; the session answers ``y`` on the next line.
+        answer = stripped == "y" and previous.startswith("write")
+        previous = stripped or previous
+        if not stripped or answer or _SKIP.match(stripped):
             continue
         indent = len(raw) - len(raw.lstrip(" "))
         while stack[-1][0] >= indent:

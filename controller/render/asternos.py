@@ -15,16 +15,17 @@ ARP_PROXY_MODE = {"dual-arp": "anycast_gw", "evpn-mh": "evpn"}
 """AsterNOS ARP proxy modes (ARP Configuration guide): anycast_gw answers for the anycast
 gateway; evpn also answers from ARP entries synced over BGP-EVPN."""
 
-ROCE_TRAFFIC_MODEL = "throughput"
-"""Easy RoCE traffic model: GPU back-end collectives are bandwidth-bound. The intent has no
-knob for it yet; the keyword value is an assumption (the guide's list is cut in public text)."""
+SPRAY_HASH = {"random": "random", "round-robin": "round_robin"}
+"""Intent spray algorithm -> the keyword of AsterNOS's ``hash algorithm ecmp {random|round_robin}``
+(load-balance command reference: round_robin with an underscore)."""
 
 
 def context(device: DeviceConfig) -> dict[str, Any]:
     model = get_model(device.model)
     cli_format = model.names.get("asternos", model.names["kernel"])
     lanes = model.lanes_per_port
-    cli_of = {i.name: i.cli for i in device.interfaces}
+    ports = (*device.interfaces, *((device.aux,) if device.aux else ()))
+    cli_of = {i.name: i.cli for i in ports}
     lb = device.load_balancing
     pins = lb.pbr if lb is not None else ()
     return {
@@ -34,7 +35,8 @@ def context(device: DeviceConfig) -> dict[str, Any]:
         ],
         "lag_of": {es.member: es.bond_index for es in device.segments},
         "arp_proxy_mode": ARP_PROXY_MODE.get(device.dual_leaf_mode, "default"),
-        "roce_traffic_model": ROCE_TRAFFIC_MODEL,
+        "spray_hash": SPRAY_HASH[lb.spray_algorithm] if lb is not None else "",
+        "neighbor_names": cli_of,
         "roce_ports": [i.cli for i in device.interfaces],
         "pbr_pins": [(cli_of[down], cli_of[up]) for down, up in pins],
     }

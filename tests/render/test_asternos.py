@@ -9,7 +9,8 @@ import pytest
 
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
-from controller.render.asternos_syntax import assumed_commands, check_cli
+from controller.render.asternos_provenance import default_table
+from controller.render.asternos_syntax import check_cli, check_session
 from controller.render.engine import render_fabric
 from controller.render.features import UnsupportedFeature
 
@@ -51,7 +52,7 @@ def test_sessions_pass_checker(mode: str, lb: str) -> None:
         assert check_cli(text) == [], name
         lines = text.splitlines()
         assert lines[0] == "configure terminal"
-        assert lines[-2:] == ["end", "write"]
+        assert lines[-3:] == ["end", "write", "y"]
         assert f"hostname {name}" in lines
 
 
@@ -66,7 +67,8 @@ def test_cx864e_advanced_lb(lb: str) -> None:
     if lb == "ars":
         assert "load-balance ars flowlet" in leaf and " ars enable" in leaf
     else:
-        assert "load-balance packet-spray round-robin" in leaf
+        assert "\nhash algorithm ecmp round_robin\n" in leaf
+        assert "packet-spray" not in leaf
 
 
 def test_leaf_content_dual_arp() -> None:
@@ -78,7 +80,10 @@ def test_leaf_content_dual_arp() -> None:
     assert "interface vlan 1001\n" in leaf and " arp proxy mode anycast_gw" in leaf
     assert " arp to-host table 100" in leaf
     assert "qos roce lossless profile roce_lossless_5m_medium" in leaf
-    assert "neighbor Ethernet128 interface peer-group SPINES" in leaf
+    assert " neighbor ethernet 0/128 interface peer-group SPINES" in leaf
+    # one naming in the whole session (descriptions quote the peer's own port names)
+    commands = [ln for ln in leaf.splitlines() if not ln.startswith(" description ")]
+    assert not [ln for ln in commands if "Ethernet" in ln]
     assert "link-aggregation" not in leaf and "evpn mh" not in leaf
 
 
@@ -104,10 +109,10 @@ def test_pair_leaves_share_es_evpn_mh() -> None:
         assert " evpn mh es-df-pref 50000" in cli[left]
         assert " evpn mh es-df-pref 30000" in cli[right]
     leaf = cli["p1-g1-leaf1"]
-    assert " link-aggregation-group 1 mode active" in leaf
-    assert leaf.index("interface link-aggregation 1\n") < leaf.index(
-        " link-aggregation-group 1 mode active"
-    )
+    assert " link-aggregation-group 1\n" in leaf and " mode active" not in leaf
+    lag = "interface link-aggregation 1\n description ES srv0001 rail 1\n mtu 9216\n"
+    assert lag + " lacp mode dynamic\n" in leaf
+    assert leaf.index("interface link-aggregation 1\n") < leaf.index(" link-aggregation-group 1\n")
     assert "interface vxlan 0\n source " in leaf and " vni 10000" in leaf
     assert " arp proxy mode evpn" in leaf
     assert "address-family l2vpn evpn" in leaf
@@ -132,20 +137,42 @@ def test_checker_rejects_broken_lines() -> None:
     broken = [*lines[: at + 1], " swichport acess vlan 1001", *lines[at + 1 :]]
     errors = check_cli("\n".join(broken))
     assert len(errors) == 1
-    assert errors[0].startswith(f"line {at + 2}: not a if-ethernet command")
+    assert errors[0].startswith(f"line {at + 2}: no if-ethernet form in the table")
     # a command valid in one mode is refused in another
-    assert check_cli("configure terminal\n mtu 9216\nend\n")[0].startswith("line 2: not a config")
+    assert check_cli("configure terminal\n mtu 9216\nend\n")[0].startswith("line 2: no config form")
     # values out of range and unbalanced modes
-    assert "vlan 5000 outside" in check_cli("configure terminal\nvlan 5000\nexit\nend\n")[0]
+    assert "5000 outside 1-4094" in check_cli("configure terminal\nvlan 5000\nexit\nend\n")[0]
     assert "missing exit/end" in check_cli("configure terminal\ninterface vlan 10\n")[-1]
-    assert check_cli("write\n") == ["no 'configure terminal' in the session"]
+    assert check_cli("write\ny\n") == ["no 'configure terminal' in the session"]
+    # write's confirmation must be answered
+    assert "confirm mode" in check_cli("configure terminal\nend\nwrite\n")[-1]
 
 
-def test_assumed_commands_are_listed() -> None:
-    assumed = assumed_commands()
-    assert ("if-vlan", r"^arp proxy mode (default|anycast_gw|evpn)$") in assumed
-    assert all(
-        mode
-        in ("config", "if-ethernet", "if-lag", "if-vlan", "if-loopback", "if-vxlan", "vlan", "roce")
-        for mode, _ in assumed
-    )
+def test_line_with_form_not_in_table_fails() -> None:
+    """A form the templates could emit but the table does not hold is an error."""
+    good = render(intent("dual-arp"))["p1-g1-leaf1"]
+    assert check_cli(good) == []
+    bad = good.replace(" mtu 9216\n", " mtu 9216\n speed 400000\n", 1)
+    assert check_cli(bad) == [
+        f"line {bad.splitlines().index(' speed 400000') + 1}: "
+        "no if-ethernet form in the table: 'speed 400000'"
+    ]
+
+
+@pytest.mark.parametrize("item", default_table().contradicted, ids=lambda c: c.example)
+def test_contradicted_forms_are_refused(item: Any) -> None:
+    """Every form a document contradicts is refused, in the mode it was rendered in."""
+    enter = {"config": "", "if-ethernet": "interface ethernet 0/0\n"}[item.mode]
+    session = f"configure terminal\n{enter} {item.example}\nend\nwrite\ny\n"
+    errors = check_cli(session)
+    assert any(f"no {item.mode} form in the table" in e for e in errors), errors
+
+
+def test_unverified_lines_are_counted() -> None:
+    leaf = render(intent("evpn-mh", "CX864E-N", load_balancing={"mode": "spray"}))["p1-g1-leaf1"]
+    report = check_session(leaf)
+    assert report.errors == []
+    assert report.lines == report.documented + report.unverified
+    assert report.documented > 0 and report.unverified > 0
+    assert "hash algorithm ecmp {random|round_robin}" not in report.unverified_forms
+    assert report.unverified_forms["lacp mode dynamic"] == leaf.count("interface link-aggregation")
