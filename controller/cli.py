@@ -21,6 +21,7 @@ from controller.intent import intent_schema, load_intent
 from controller.outputs import writer
 from controller.outputs.bom import bill_of_materials
 from controller.outputs.generate import generate as write_outputs
+from controller.render.asternos_syntax import SessionReport, check_rendered
 from controller.render.engine import as_files, render_fabric
 from controller.sizing import Sizing, servers_from_gpus, size_fabric, sizing_table
 
@@ -211,6 +212,7 @@ def render(
     try:
         built = load_fabric(fabric)
         rendered = render_fabric(built, plane=plane, device=device)
+        checked = check_rendered(rendered)
         written = writer.write_all(out_dir, as_files(rendered))
     except DpctlError as exc:
         fail(exc, as_json)
@@ -221,6 +223,7 @@ def render(
                 "fabric": built.intent.name,
                 "out": str(out_dir),
                 "devices": {name: sorted(files) for name, files in rendered.items()},
+                "asternos_lines": {n: r.to_dict() for n, r in checked.items()},
             }
         )
         return
@@ -228,6 +231,19 @@ def render(
         f"[green]rendered[/] {len(rendered)} switches of {built.intent.name} "
         f"({built.intent.platform}) -> {out_dir}/ ({len(written)} files)"
     )
+    print_asternos_provenance(checked)
+
+
+def print_asternos_provenance(checked: dict[str, SessionReport]) -> None:
+    """Per AsterNOS switch: how many rendered lines use a form no vendor document shows."""
+    if not checked:
+        return
+    out.print("AsterNOS lines by provenance (docs/platforms/asternos.md):")
+    for name, r in checked.items():
+        out.print(
+            f"  {name}: {r.lines} lines, {r.documented} documented, "
+            f"[yellow]{r.unverified} unverified[/]"
+        )
 
 
 PlaneOpt = Annotated[
