@@ -72,7 +72,8 @@ def _port_entry(d: DeviceConfig, i: Interface) -> dict[str, str]:
         sub = (first - (i.front_port - 1) * per_port) // width + 1
         alias, index = f"Eth{i.front_port}/{sub}", str(i.front_port)
     entry = {
-        "admin_status": "up",
+        # Host ports follow the drain state (down while isolated or returning), as on frr/asternos.
+        "admin_status": d.host_port_state if i.use == "downlink" else "up",
         "alias": alias,
         "description": i.description,
         "index": index,
