@@ -39,6 +39,7 @@ def collect(task: Task, evpn: bool) -> Result:
         state: dict[str, Any] = {
             "bgp": c.get_bgp_neighbors().get("global", {}).get("peers", {}),
             "lldp": c.get_lldp_neighbors(),
+            "interfaces": c.get_interfaces(),
             "routes": c.get_host_routes(),
             "maintenance": c.get_maintenance(),
         }
@@ -90,6 +91,30 @@ def check_lldp(
     found = {port: f"{n[0]['hostname']}:{n[0]['port']}" for port, n in state["lldp"].items() if n}
     found = {p: v for p, v in found.items() if p in expected or not p.startswith("mgmt")}
     return Check(name, "lldp-cabling", found == expected, expected, found)
+
+
+def check_host_ports(
+    fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str] | None = None
+) -> Check:
+    """A leaf's server-facing ports are admin-down while it is drained (isolated, and held
+    down while returning) and admin-up otherwise: the same meaning on every platform."""
+    enabled = (drained or {}).get(name) not in PORTS_DOWN
+    ports = sorted(
+        link.z_port if link.z_device == name else link.a_port
+        for link in fabric.links_by_device.get(name, [])
+        if link.kind == "host"
+    )
+    interfaces = state["interfaces"]
+    wrong = {p: interfaces.get(p, {}).get("is_enabled") for p in ports}
+    wrong = {p: on for p, on in wrong.items() if on is not enabled}
+    admin = "up" if enabled else "down"
+    return Check(
+        name,
+        "host-ports-admin",
+        not wrong,
+        f"{len(ports)} host ports admin {admin}",
+        f"all admin {admin}" if not wrong else {"wrong": wrong},
+    )
 
 
 def check_loopbacks(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
@@ -280,6 +305,8 @@ def verify(
             check_loopbacks(fabric, name, state),
             check_maintenance(fabric, name, state, drained),
         ]
+        if role == "leaf":
+            checks.append(check_host_ports(fabric, name, state, drained))
         if role == "spine":
             checks.append(check_host_routes(fabric, name, state, drained))
         checks += check_roce_lb(fabric, name, state)

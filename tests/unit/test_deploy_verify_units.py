@@ -14,7 +14,7 @@ from controller.drivers.frr import _created_links, _parse_reload_test, _tc_devic
 from controller.generator import build_fabric
 from controller.intent import load_intent
 from controller.render.engine import render_fabric
-from controller.verify import check_bgp, check_host_routes, check_lldp
+from controller.verify import check_bgp, check_host_ports, check_host_routes, check_lldp
 from tests.conftest import INVENTORY, run_cli
 
 LAB = INVENTORY / "lab-dual-arp.yaml"
@@ -99,6 +99,26 @@ def test_lldp_check_catches_a_swapped_cable() -> None:
     }
     check = check_lldp(fabric, "p1-spine1", _state(lldp=swapped))
     assert not check.ok and check.expected["swp1"] == "p1-g1-leaf1:swp3"
+
+
+@pytest.mark.parametrize("drain", ["none", "graceful-shutdown", "isolated", "returning"])
+def test_host_port_check_follows_the_drain_state(drain: str) -> None:
+    fabric = build_fabric(load_intent(LAB))
+    leaf = "p1-g1-leaf1"
+    hosts = [lk.z_port for lk in fabric.links_by_device[leaf] if lk.kind == "host"]
+    fabric_ports = [lk.a_port for lk in fabric.links_by_device[leaf] if lk.kind != "host"]
+    down = drain in ("isolated", "returning")
+    drained = {leaf: drain}
+
+    def state(host_enabled: bool) -> dict[str, Any]:
+        interfaces = {p: {"is_enabled": host_enabled} for p in hosts}
+        interfaces.update({p: {"is_enabled": True} for p in fabric_ports})
+        return {"interfaces": interfaces}
+
+    good = check_host_ports(fabric, leaf, state(not down), drained)
+    broken = check_host_ports(fabric, leaf, state(down), drained)
+    assert hosts and good.ok and not broken.ok
+    assert sorted(broken.found["wrong"]) == sorted(hosts)
 
 
 def test_host_route_check_catches_a_route_through_the_wrong_leaf() -> None:
