@@ -206,12 +206,19 @@ def render(
         int | None, typer.Option("--plane", min=1, max=2, help="Only this plane's switches.")
     ] = None,
     device: Annotated[str | None, typer.Option("--device", "-d", help="Only this switch.")] = None,
+    validate: Annotated[
+        bool,
+        typer.Option(
+            "--validate/--no-validate",
+            help="Check platform sonic's config_db.json against SONiC's YANG models.",
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Render every selected switch's configuration files (deterministic, all or nothing)."""
     try:
         built = load_fabric(fabric)
-        rendered = render_fabric(built, plane=plane, device=device)
+        rendered = render_fabric(built, plane=plane, device=device, validate=validate)
         checked = check_rendered(rendered)
         written = writer.write_all(out_dir, as_files(rendered))
     except DpctlError as exc:

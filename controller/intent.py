@@ -30,6 +30,7 @@ DualLeafMode = Literal["dual-arp", "evpn-mh"]
 PlatformName = Literal["asternos", "sonic", "frr"]
 LoadBalancingMode = Literal["ars", "wcmp", "pbr", "spray", "ecmp"]
 IncastLevel = Literal["low", "medium", "high"]
+SonicRelease = Literal["master", "202605", "202511"]
 Asn = Annotated[int, Field(ge=1, le=4_294_967_294)]
 MacAddress = Annotated[str, Field(pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")]
 
@@ -167,6 +168,12 @@ class FabricIntent(_Strict):
         ge=0,
         le=3600,
         description="Seconds EVPN-MH keeps ES ports down after a restart (FRR default 180)",
+    )
+    sonic_release: SonicRelease = Field(
+        default="master",
+        description="SONiC release the platform-sonic configs target: 'master' means "
+        "sonic-buildimage master at or after the vendored YANG models' commit (086b03bd); "
+        "release branches lack models dpctl needs and are refused with the reason",
     )
     vni_base: int = Field(default=10000, ge=1, le=16_000_000)
     vlan_base: int = Field(default=1000, ge=2, le=3000)

@@ -18,7 +18,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.render.device import DeviceConfig, Maintenance, build_device
-from controller.render.features import check_load_balancing
+from controller.render.features import check_load_balancing, check_sonic_release
+from controller.sonic_yang import check_rendered as check_sonic_yang
 
 TEMPLATES = Path(
     os.environ.get("DPCTL_TEMPLATES", Path(__file__).resolve().parents[2] / "templates")
@@ -41,6 +42,13 @@ PLATFORM_FILES: dict[str, dict[str, str]] = {
     "asternos": {
         "asternos.cli": "asternos/asternos.cli.j2",
     },
+}
+
+
+# platform -> check of one device's rendered files, raising a DpctlError that names the
+# device; run by render_fabric unless validate=False.
+POST_RENDER_CHECKS: dict[str, Callable[[str, dict[str, str]], None]] = {
+    "sonic": check_sonic_yang,
 }
 
 
@@ -98,18 +106,30 @@ def render_fabric(
     plane: int | None = None,
     device: str | None = None,
     maintenance: dict[str, Maintenance] | None = None,
+    validate: bool = True,
 ) -> dict[str, dict[str, str]]:
-    """device name -> file name -> text, for the selected switches. Raises before any output."""
+    """device name -> file name -> text, for the selected switches. Raises before any output.
+
+    With ``validate`` (the default) each device's files also pass the platform's model check
+    (SONiC: its YANG models); the first invalid device raises, naming what is wrong.
+    """
     check_load_balancing(
         fabric.intent.platform,
         {s.model for s in fabric.switches},
         fabric.intent.load_balancing.mode,
     )
+    check_sonic_release(
+        fabric.intent.platform, fabric.intent.sonic_release, fabric.intent.dual_leaf_mode
+    )
     maintenance = maintenance or {}
-    return {
-        name: render_device(build_device(fabric, name, maintenance.get(name, "none")))
-        for name in select_devices(fabric, plane, device)
-    }
+    check = POST_RENDER_CHECKS.get(fabric.intent.platform) if validate else None
+    rendered = {}
+    for name in select_devices(fabric, plane, device):
+        files = render_device(build_device(fabric, name, maintenance.get(name, "none")))
+        if check is not None:
+            check(name, files)
+        rendered[name] = files
+    return rendered
 
 
 def as_files(rendered: dict[str, dict[str, str]]) -> dict[str, bytes]:

@@ -1,7 +1,7 @@
 """Community SONiC: the whole CONFIG_DB of one switch as a Python dict (the template dumps it).
 
 Sources followed (schemas, not text): sonic-buildimage ``src/sonic-yang-models`` (PORT,
-BREAKOUT_CFG, INTERFACE, VLAN*, PORTCHANNEL*, VXLAN_*, QoS and buffer tables, ACL_*),
+BREAKOUT_CFG, INTERFACE, VLAN*, PORTCHANNEL*, VXLAN_*, QoS and buffer tables),
 the Dynamic Port Breakout HLD, the Static Anycast Gateway HLD (SAG|GLOBAL and
 VLAN_INTERFACE static_anycast_gateway, present in sonic-utilities' ``config
 static-anycast-gateway``), the EVPN VXLAN Multihoming HLD
@@ -18,6 +18,10 @@ Assumptions a real unit must confirm, kept here in one place:
   ``CX864E-N_128X400G`` (spine), ``CX732Q-N``.
 - BUFFER_POOL is left to the HWSKU's buffer template (pool sizes are ASIC-specific), so the
   document is meant for ``config load`` / ``config apply-patch`` on a unit that has them.
+
+Every document is validated against SONiC's YANG models (``controller.sonic_yang``) when
+rendered; what those models cannot express is refused in ``features.py`` (PBR redirect to a
+port) rather than written.
 """
 
 from __future__ import annotations
@@ -43,7 +47,6 @@ SCHED_STRICT = "ROCE_STRICT"
 SCHED_DWRR = "ROCE_DWRR"
 LOSSLESS_POOL = "ingress_lossless_pool"
 VTEP = "vtep"
-PBR_TABLE = "DPCTL_PBR"
 LINK_LOCAL_ONLY = {"ipv6_use_link_local_only": "enable"}
 
 
@@ -157,49 +160,9 @@ def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) ->
     return tables
 
 
-def _pbr_tables(d: DeviceConfig, lag_of: dict[str, str]) -> dict[str, Any]:
-    lb = d.load_balancing
-    if lb is None or not lb.pbr:
-        return {}
-    bound = sorted({lag_of.get(down, down) for down, _ in lb.pbr}, key=_natural)
-    rules: dict[str, Any] = {}
-    # Traffic to hosts on this leaf stays local: higher priority than any uplink pin.
-    for n, rail in enumerate(d.rails):
-        rules[f"{PBR_TABLE}|LOCAL_RAIL{rail.rail}"] = {
-            "PRIORITY": str(9000 - n),
-            "DST_IP": rail.prefix,
-            "IP_TYPE": "IPV4ANY",
-            "PACKET_ACTION": "FORWARD",
-        }
-    for n, (down, up) in enumerate(lb.pbr):
-        rules[f"{PBR_TABLE}|PIN_{down}"] = {
-            "PRIORITY": str(5000 - n),
-            "IN_PORTS": lag_of.get(down, down),
-            "IP_TYPE": "IPV4ANY",
-            "PACKET_ACTION": f"REDIRECT:{up}",
-        }
-    return {
-        "ACL_TABLE": {
-            PBR_TABLE: {
-                "type": "L3",
-                "stage": "ingress",
-                "policy_desc": "dpctl static PBR: pin each downlink to one uplink",
-                "ports": bound,
-            }
-        },
-        "ACL_RULE": rules,
-    }
-
-
-def _natural(name: str) -> tuple[str, int]:
-    digits = "".join(c for c in name if c.isdigit())
-    return (name.rstrip("0123456789"), int(digits or 0))
-
-
 def config_db(d: DeviceConfig) -> dict[str, Any]:
     ports = list(d.interfaces)
     every = [*ports, d.aux] if d.aux else ports
-    lag_of = {es.member: f"PortChannel{es.bond_index}" for es in d.segments}
     lag_name = {es.bond: f"PortChannel{es.bond_index}" for es in d.segments}
     db: dict[str, Any] = {
         "DEVICE_METADATA": {
@@ -246,15 +209,19 @@ def config_db(d: DeviceConfig) -> dict[str, Any]:
                 "min_links": "1",
                 "lacp_key": "auto",
                 "system_mac": es.es_sys_mac,
-                "description": f"ES {es.server} rail {es.rail}",
+                "description": f"ES {es.server} rail {es.rail} esi {es.esi}",
             }
             for es in d.segments
         }
         db["PORTCHANNEL_MEMBER"] = {f"{lag_name[es.bond]}|{es.member}": {} for es in d.segments}
+        # Type 3 (MAC-based) with esi AUTO: the only type-3 form sonic-evpn.yang accepts.
+        # Its two inputs are the same on both leaves of the pair (system_mac above; es-id
+        # and es-sys-mac in frr.conf), so both derive the one ESI recorded in the
+        # PORTCHANNEL description, as FRR and the other platforms do.
         db["EVPN_ETHERNET_SEGMENT"] = {
             lag_name[es.bond]: {
-                "esi": es.esi,
-                "type": "TYPE_0_OPERATOR_CONFIGURED",
+                "esi": "AUTO",
+                "type": "TYPE_3_MAC_BASED",
                 "ifname": lag_name[es.bond],
                 "df_pref": str(es.df_preference),
             }
@@ -270,7 +237,6 @@ def config_db(d: DeviceConfig) -> dict[str, Any]:
         db["VXLAN_EVPN_NVO"] = {"nvo": {"source_vtep": VTEP}}
     if d.roce is not None and d.roce.enabled:
         db.update(_roce_tables(d, d.roce, ports))
-    db.update(_pbr_tables(d, lag_of))
     return db
 
 

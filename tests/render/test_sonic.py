@@ -149,15 +149,18 @@ def test_rail_gateway_and_members(
     assert "SAG" not in dbs["p1-spine1"] and "VLAN" not in dbs["p1-spine1"]
 
 
-def _segments(db: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """server -> (ESI, LACP system MAC) on one leaf."""
+def _segments(db: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """server -> (ESI type, LACP system MAC, channel description naming the ESI) on a leaf."""
     result = {}
     for key in db["PORTCHANNEL_MEMBER"]:
         channel, member = key.split("|")
         server = db["DEVICE_NEIGHBOR"][member]["name"]
+        segment = db["EVPN_ETHERNET_SEGMENT"][channel]
+        assert (segment["esi"], segment["type"]) == ("AUTO", "TYPE_3_MAC_BASED")
         result[server] = (
-            db["EVPN_ETHERNET_SEGMENT"][channel]["esi"],
+            segment["type"],
             db["PORTCHANNEL"][channel]["system_mac"],
+            db["PORTCHANNEL"][channel]["description"],
         )
     return result
 
@@ -177,7 +180,10 @@ def test_pair_leaves_share_esi(
         assert a == b and len(a) == 16
         prefs = {e["df_pref"] for e in dbs[left]["EVPN_ETHERNET_SEGMENT"].values()}
         assert prefs == {"50000"}
-        assert "evpn mh es-sys-mac" in frr[left] and "interface PortChannel1\n" in frr[left]
+        assert "interface PortChannel1\n" in frr[left]
+        # FRR derives the type-3 ESI from the same system MAC CONFIG_DB gives the channel.
+        for _, mac, _ in a.values():
+            assert f"evpn mh es-sys-mac {mac}" in frr[left] and mac in frr[right]
 
 
 def test_frr_conf_split_sections(
@@ -190,16 +196,9 @@ def test_frr_conf_split_sections(
     assert "ip import-table 100" in text
 
 
-def test_pbr_redirects_to_pinned_uplink() -> None:
-    _, dbs, _ = render(intent("dual-arp", load_balancing={"mode": "pbr"}))
-    leaf = dbs["p1-g1-leaf1"]
-    assert check_config_db(leaf) == []
-    rules = leaf["ACL_RULE"]
-    redirects = {r["PACKET_ACTION"] for r in rules.values() if "IN_PORTS" in r}
-    assert redirects and all(a.startswith("REDIRECT:Ethernet") for a in redirects)
-    uplinks = {p for p, e in leaf["INTERFACE"].items() if p != "Ethernet256"}
-    assert {a.removeprefix("REDIRECT:") for a in redirects} <= uplinks
-    assert leaf["ACL_TABLE"]["DPCTL_PBR"]["stage"] == "ingress"
+def test_pbr_refused_on_sonic_with_reason() -> None:
+    with pytest.raises(UnsupportedFeature, match="no leaf for a redirect target"):
+        render(intent("dual-arp", load_balancing={"mode": "pbr"}))
 
 
 @pytest.mark.parametrize("mode", ["ars", "spray"])
