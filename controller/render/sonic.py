@@ -10,12 +10,15 @@ PORTCHANNEL system_mac, EVPN_MH_GLOBAL) and the upstream CX864E-N qos template (
 DSCP 24-31 -> TC3, 32-39 -> TC4). Routing stays in FRR (``templates/sonic/frr.conf.j2``,
 ``docker_routing_config_mode: split``): bgpcfgd renders nothing from CONFIG_DB.
 
+PORT lanes, alias and index come from the vendor's community-SONiC platform.json
+(``controller/catalog/upstream``, sonic-buildimage PR #22867): a sub-port takes its share of
+the parent's lanes and the alias platform.json gives it in that breakout mode. Models without
+upstream files fall back to lanes numbered as the EthernetN names and ``Eth<port>/<sub>``.
+
 Assumptions a real unit must confirm, kept here in one place:
-- PORT lanes: numbered as the EthernetN names are (first lane = N, lanes_per_port / subports
-  lanes per sub-port), which is how the catalog derives the names from platform.json.
-- aliases ``Eth<port>/<sub>``; the AUX port's single lane = its Ethernet index.
-- HWSKU names: ``CX864E-N`` (leaf, ports broken out through BREAKOUT_CFG),
-  ``CX864E-N_128X400G`` (spine), ``CX732Q-N``.
+- HWSKU names are the PR's HWSKU folders: ``CX864E-N`` on both roles (the spine's 2x400G
+  comes from BREAKOUT_CFG; the PR's 128x400G variant has the same names and lanes, which a
+  test checks) and ``CX732Q-N``.
 - BUFFER_POOL is left to the HWSKU's buffer template (pool sizes are ASIC-specific), so the
   document is meant for ``config load`` / ``config apply-patch`` on a unit that has them.
 
@@ -31,12 +34,14 @@ from json.encoder import encode_basestring_ascii as _quote
 from typing import Any
 
 from controller.catalog import get_model, parse_breakout
+from controller.catalog.upstream import UpstreamPort, upstream_ports
+from controller.errors import CatalogError
 from controller.render.device import DeviceConfig, Interface
 from controller.render.roce import RoceSettings
 
 HWSKU: dict[tuple[str, str], str] = {
     ("CX864E-N", "leaf"): "CX864E-N",
-    ("CX864E-N", "spine"): "CX864E-N_128X400G",
+    ("CX864E-N", "spine"): "CX864E-N",
     ("CX732Q-N", "leaf"): "CX732Q-N",
     ("CX732Q-N", "spine"): "CX732Q-N",
 }
@@ -65,9 +70,34 @@ def _index(name: str) -> int:
     return int(name.removeprefix("Ethernet"))
 
 
-def _port_entry(d: DeviceConfig, i: Interface) -> dict[str, str]:
+def _upstream_port(
+    ports: dict[str, UpstreamPort], d: DeviceConfig, i: Interface
+) -> tuple[str, str, str]:
+    """(lanes, alias, index) of one interface from the vendor's platform.json."""
     first = _index(i.name)
     if i.front_port is None:
+        parent, mode, sub, width = i.name, "", 0, 0
+    else:
+        per_port, width = _lane_width(d.model, d.breakouts[i.front_port])
+        parent = f"Ethernet{(i.front_port - 1) * per_port}"
+        mode, sub = d.breakouts[i.front_port], (first % per_port) // width
+    port = ports.get(parent)
+    mode = mode or (port.default_mode if port else "")
+    if port is None or mode not in port.breakout_modes:
+        raise CatalogError(
+            f"catalog.{d.model}", f"{i.name}: no port {parent} in mode {mode} in platform.json"
+        )
+    lanes = port.lanes[sub * width : (sub + 1) * width] if width else port.lanes
+    alias = port.breakout_modes[mode][sub]
+    return ",".join(str(lane) for lane in lanes), alias, str(port.index)
+
+
+def _port_entry(d: DeviceConfig, i: Interface) -> dict[str, str]:
+    first = _index(i.name)
+    upstream = upstream_ports(d.model)
+    if upstream is not None:
+        lanes, alias, index = _upstream_port(upstream, d, i)
+    elif i.front_port is None:
         lanes, alias, index = str(first), "AUX", str(first)
     else:
         per_port, width = _lane_width(d.model, d.breakouts[i.front_port])

@@ -26,6 +26,7 @@ profiles name one of those pools; the pools' sizes remain the HWSKU's business.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -166,8 +167,12 @@ def _predicates(segment: str) -> list[str]:
     return values
 
 
+_NAMED_NODE = re.compile(r'^(?:Node|Mandatory node) "([^"]+)"')
+
+
 def problem_from(path: str, message: str) -> Problem:
     """Name a libyang error by table, CONFIG_DB key and field from its data path."""
+    message = " ".join(message.split())
     segments = _split_path(path)
     if len(segments) < 2:
         return Problem("", "", "", message)
@@ -181,6 +186,9 @@ def problem_from(path: str, message: str) -> Problem:
         for segment in rest[1:]:
             name = segment.split("[", 1)[0].split(":")[-1]
             field = "|".join(_predicates(segment)) if "[" in segment else name
+    named = _NAMED_NODE.match(message)
+    if named and not field:
+        field = named.group(1)  # unknown or missing field: the path stops at its entry
     return Problem(table, key, field, message)
 
 

@@ -76,13 +76,18 @@ def test_ports_lanes_and_breakout(
 ) -> None:
     _, _, dbs, _ = rendered
     leaf = dbs["p1-g1-leaf1"]
-    # CX732Q-N leaf: front port 1 is 2x200G -> Ethernet0 lanes 0-3, Ethernet4 lanes 4-7.
+    # CX732Q-N leaf: front port 1 (platform.json Ethernet0, lanes 217-224, alias QC1) is
+    # 2x200G -> Ethernet0 lanes 217-220 (QC1_D1), Ethernet4 lanes 221-224 (QC1_D2).
     assert leaf["BREAKOUT_CFG"]["Ethernet0"] == {"brkout_mode": "2x200G[100G]"}
-    assert leaf["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3"
-    assert leaf["PORT"]["Ethernet4"]["lanes"] == "4,5,6,7"
+    assert leaf["PORT"]["Ethernet0"]["lanes"] == "217,218,219,220"
+    assert leaf["PORT"]["Ethernet4"]["lanes"] == "221,222,223,224"
+    assert leaf["PORT"]["Ethernet4"]["alias"] == "QC1_D2"
+    assert leaf["PORT"]["Ethernet4"]["index"] == "0"
     assert leaf["PORT"]["Ethernet4"]["speed"] == "200000"
+    # Front port 17 (Ethernet128, alias QC17) whole at 400G on its own eight lanes.
     assert leaf["PORT"]["Ethernet128"]["speed"] == "400000"
-    assert leaf["PORT"]["Ethernet128"]["lanes"] == ",".join(str(n) for n in range(128, 136))
+    assert leaf["PORT"]["Ethernet128"]["alias"] == "QC17"
+    assert len(leaf["PORT"]["Ethernet128"]["lanes"].split(",")) == 8
 
 
 def test_fabric_ports_link_local_only(
