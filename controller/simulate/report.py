@@ -299,7 +299,9 @@ def _verdict(spreads: dict[str, Spread]) -> str:
     )
 
 
-def plot_run(result: Result, topo: Topology, out: Path) -> list[Path]:
+def plot_run(
+    result: Result, topo: Topology, out: Path, formats: tuple[str, ...] = ("png", "svg")
+) -> list[Path]:
     """Link-load histogram per plane and a leaf x spine heatmap of one run (PNG and SVG)."""
     import matplotlib
 
@@ -320,7 +322,7 @@ def plot_run(result: Result, topo: Topology, out: Path) -> list[Path]:
         ax.set_ylabel("links")
     fig.suptitle(f"{topo.fabric_name}: {sc.workload}, {sc.lb}, {sc.planes} plane(s)")
     fig.tight_layout()
-    written = _save(fig, out / f"histogram-{tag}")
+    written = _save(fig, out / f"histogram-{tag}", formats)
     plt.close(fig)
     fig, axes = plt.subplots(1, len(planes), figsize=(5 * len(planes), 4), squeeze=False)
     for ax, plane in zip(axes[0], planes, strict=True):
@@ -331,7 +333,7 @@ def plot_run(result: Result, topo: Topology, out: Path) -> list[Path]:
         ax.set_ylabel("leaf")
         fig.colorbar(im, ax=ax)
     fig.tight_layout()
-    written += _save(fig, out / f"heatmap-{tag}")
+    written += _save(fig, out / f"heatmap-{tag}", formats)
     plt.close(fig)
     return written
 
@@ -351,7 +353,13 @@ def _heatmap(load: np.ndarray, topo: Topology, plane: int) -> np.ndarray:
     return heat
 
 
-def plot_modes(rows: list[tuple[str, int, float]], title: str, out: Path, name: str) -> list[Path]:
+def plot_modes(
+    rows: list[tuple[str, int, float]],
+    title: str,
+    out: Path,
+    name: str,
+    formats: tuple[str, ...] = ("png", "svg"),
+) -> list[Path]:
     """Bar chart: completion time ratio per LB mode, one bar per plane count."""
     import matplotlib
 
@@ -373,14 +381,14 @@ def plot_modes(rows: list[tuple[str, int, float]], title: str, out: Path, name: 
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    written = _save(fig, out / name)
+    written = _save(fig, out / name, formats)
     plt.close(fig)
     return written
 
 
-def _save(fig: object, stem: Path) -> list[Path]:
+def _save(fig: object, stem: Path, formats: tuple[str, ...]) -> list[Path]:
     paths_written = []
-    for ext in ("png", "svg"):
+    for ext in formats:
         target = stem.with_suffix(f".{ext}")
         fig.savefig(target, dpi=110)  # type: ignore[attr-defined]
         paths_written.append(target)
@@ -418,15 +426,11 @@ def compare_figures(fabric: Fabric, rows: list[Row], out: Path) -> list[Path]:
             for r in rows
             if r.result and r.failure == "none" and r.scenario.workload == workload
         ]
-        written += plot_modes(
-            bars,
-            f"{fabric.intent.name}: {workload}, completion by LB mode",
-            out,
-            f"modes-{workload}",
-        )
+        title = f"{fabric.intent.name}: {workload}, completion by LB mode"
+        written += plot_modes(bars, title, out, f"modes-{workload}", ("svg",))
     for lb in ("ecmp", "spray"):
         result, topo = run(fabric, Scenario(workload="bisection", lb=lb, planes=2))
-        written += plot_run(result, topo, out)
+        written += plot_run(result, topo, out, ("svg",))
     return written
 
 

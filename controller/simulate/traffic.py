@@ -11,8 +11,10 @@ per rail over the servers:
 - bisection: server i -> server i + N/2 (mod N), the permutation that sends every server's
   line rate to another group: every leaf uplink is loaded, the worst case for the spines.
 
-Every NIC sends at its line rate, split evenly over its connections. A connection is `qps`
-RoCEv2 queue pairs (UDP destination port 4791), each its own flow with its own source port.
+Every connection runs at the same rate, the one at which the busiest NIC sends or receives at
+its line rate (the NIC's line rate over its most connections in either direction). A
+connection is `qps` RoCEv2 queue pairs (UDP destination port 4791), each its own flow with
+its own source port.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class Flows:
     dst_server: IntArray
     dst_rail: IntArray
     rate: np.ndarray
-    """Offered rate in Gb/s: the NIC's line rate over its connections, split over QPs."""
+    """Offered rate in Gb/s: the connection's rate split evenly over its QPs."""
     qp_index: IntArray
     """The QP's number among its NIC's QPs: picks the NIC port (round-robin) and source port."""
     sport: IntArray
@@ -104,7 +106,9 @@ def build_flows(topo: Topology, workload: str, qps: int, seed: int = 0) -> Flows
     local[order] = np.arange(per_rail) - np.repeat(starts, conns_of)
     rail = np.repeat(np.arange(rails, dtype=np.int64), per_rail)
     c_src, c_dst, c_local = np.tile(src, rails), np.tile(dst, rails), np.tile(local, rails)
-    c_rate = line[c_src, rail] / conns_of[c_src]
+    # every connection at the same rate, so that the busiest NIC sends or receives its line rate
+    degree = max(int(conns_of.max()), int(np.bincount(dst, minlength=n).max()))
+    c_rate = line[c_src, rail] / degree
     q = np.arange(qps, dtype=np.int64)
     conn = np.repeat(np.arange(c_src.shape[0], dtype=np.int64), qps)
     qp_index = np.repeat(c_local, qps) * qps + np.tile(q, c_src.shape[0])
