@@ -167,6 +167,7 @@ def markdown(
     date: str,
     figures: list[str],
     seeds: int = 5,
+    protection: list[str] | None = None,
 ) -> str:
     sz = fabric.sizing
     lines = [
@@ -209,6 +210,23 @@ def markdown(
                 f"{_spread(two)} | {_spread(one)} |"
             )
         lines += ["", _verdict(spreads), ""]
+    if protection:
+        lines += [
+            "## A leaf failure, with and without cross-plane protection",
+            "",
+            f"`--fail {failure_cases(fabric)['leaf'][0]}`, packet spray (so that only the failure "
+            "shows), dual plane:",
+            "",
+            "| workload | protection | lost flows | AUX flows | completion | throughput lost |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+            *protection,
+            "",
+            "Without protection the remote senders' flows into the failed leaf's plane toward its",
+            "servers are black-holed until the hosts react; with protection the sender's leaf",
+            "carries them over its 10G AUX link to its pair: nothing is lost, but a 10G link",
+            "carrying that traffic is the collective's bottleneck (the completion ratio).",
+            "",
+        ]
     lines += ["## The whole matrix", ""]
     lines += [
         "| workload | planes | LB | hash seeds | failure | max link load | completion | "
@@ -434,6 +452,29 @@ def compare_figures(fabric: Fabric, rows: list[Row], out: Path) -> list[Path]:
     return written
 
 
+def protection_rows(fabric: Fabric, qps: int, seed: int) -> list[str]:
+    """Markdown rows: one leaf down, spray, with and without cross-plane protection."""
+    leaf = failure_cases(fabric)["leaf"]
+    lines = []
+    for protect in (False, True):
+        variant = _with_protection(fabric, protect)
+        for workload in COMPARE_WORKLOADS:
+            r, _ = run(variant, Scenario(workload, "spray", 2, qps, leaf, seed))
+            lines.append(
+                f"| {workload} | {'on' if protect else 'off'} | {r.lost_flows} | {r.aux_flows} | "
+                f"{_fmt(r.completion_time_ratio)} | {r.throughput_lost:.1%} |"
+            )
+    return lines
+
+
+def _with_protection(fabric: Fabric, protect: bool) -> Fabric:
+    from controller.generator import build_fabric
+
+    if fabric.intent.cross_plane_protection == protect:
+        return fabric
+    return build_fabric(fabric.intent.model_copy(update={"cross_plane_protection": protect}))
+
+
 def write_compare(
     fabric: Fabric, report: Path, qps: int, seed: int, date: str
 ) -> dict[str, object]:
@@ -441,18 +482,20 @@ def write_compare(
     start = time.perf_counter()
     rows, _ = compare(fabric, qps=qps, seed=seed)
     spreads = polarization(fabric, qps=qps)
+    protection = protection_rows(fabric, qps, seed)
     seconds = time.perf_counter() - start
     try:
         figures = compare_figures(fabric, rows, report.parent / "simulation")
         rel = [str(p.relative_to(report.parent)) for p in figures if p.suffix == ".svg"]
         report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(markdown(fabric, rows, spreads, seconds, date, rel))
+        text = markdown(fabric, rows, spreads, seconds, date, rel, protection=protection)
+        report.write_text(text)
     except OSError as exc:
         raise OutputError(str(report), f"cannot write the report ({exc.strerror})") from None
     return {
         "ok": True,
         "report": str(report),
-        "runs": len(rows) + len(spreads) * 5,
+        "runs": len(rows) + len(spreads) * 5 + len(protection),
         "seconds": round(seconds, 2),
         "headline": headline(spreads),
     }
