@@ -335,3 +335,29 @@ def test_compare_writes_the_report(tmp_path: Path) -> None:
     assert head["2p-spray-same-threshold"] == pytest.approx(1.0, rel=0.01)
     assert head["2p-ecmp-same-threshold"] > head["2p-ecmp-per-switch-threshold"]
     json.dumps(body)
+
+
+# -- a small CX732Q-N fabric: model limits and the other workloads ------------------------------
+
+SMALL = INVENTORY.parent / "tests" / "golden" / "intents" / "cx732q-small.yaml"
+
+
+@pytest.mark.parametrize("mode", ["spray", "ars"])
+def test_cx732q_refuses_what_its_asic_cannot_do(mode: str) -> None:
+    with pytest.raises(UnsupportedFeature) as render_refusal:
+        check_load_balancing("asternos", {"CX732Q-N"}, mode)
+    result = run_cli("simulate", "--fabric", str(SMALL), "--lb", mode)
+    assert result.exit_code == 2
+    assert render_refusal.value.reason in result.stderr.replace("\n", " ")
+
+
+@pytest.mark.parametrize("workload", ["all-to-all", "tree", "ring"])
+def test_small_fabric_workloads_keep_every_nic_at_line_rate(workload: str) -> None:
+    topo = build_topology(build_fabric(load_intent(SMALL)), 2)
+    r = _run(topo, workload=workload, lb="wcmp")
+    assert r.max_link_load == pytest.approx(1.0) and r.lost_flows == 0
+
+
+def test_bisection_needs_two_leaves_per_rail() -> None:
+    result = run_cli("simulate", "--fabric", str(SMALL), "--workload", "bisection")
+    assert result.exit_code == 2 and "--workload" in result.stderr
