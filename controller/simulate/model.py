@@ -132,35 +132,6 @@ def failed_links(topo: Topology, fail: tuple[str, ...]) -> BoolArray:
     return alive
 
 
-@dataclass
-class _Legs:
-    """Fabric legs of the delivered flows that leave their leaf."""
-
-    flow: IntArray
-    src_leaf: IntArray
-    dst_leaf: IntArray
-    direct: BoolArray
-    """True where the leg starts at the sender's own leaf (PBR pins apply)."""
-
-
-@dataclass
-class _Segments:
-    unit: list[IntArray] = field(default_factory=list)
-    link: list[IntArray] = field(default_factory=list)
-    rate: list[FloatArray] = field(default_factory=list)
-
-    def add(self, unit: IntArray, link: IntArray, rate: FloatArray) -> None:
-        self.unit.append(unit)
-        self.link.append(link)
-        self.rate.append(np.broadcast_to(rate, unit.shape).astype(np.float64))
-
-    def arrays(self) -> tuple[IntArray, IntArray, FloatArray]:
-        if not self.unit:
-            e = np.zeros(0, dtype=np.int64)
-            return e, e.copy(), np.zeros(0)
-        return np.concatenate(self.unit), np.concatenate(self.link), np.concatenate(self.rate)
-
-
 def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
     check_mode(topo, scenario.lb)
     if scenario.hash_seeds not in paths.HASH_SEEDS:
@@ -199,12 +170,23 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
     dst_leaf = topo.port_leaf[d, r, dst_port]
     crosses = delivered & (leg_src != dst_leaf)
     idx = np.flatnonzero(crosses)
-    legs = _Legs(idx, leg_src[idx], dst_leaf[idx], ~via_aux[idx])
+    legs = paths.Legs(idx, leg_src[idx], dst_leaf[idx], ~via_aux[idx])
     src_ip = topo.nic_ip[s, r]
     dst_ip = topo.nic_ip[d, flows.dst_rail]
-    seg = _Segments()
-    fabric_units, unit_of_leg, partitioned = _place(
-        topo, alive, flows, legs, src_ip, dst_ip, port, scenario, seg
+    seg = paths.Segments()
+    fabric_units, unit_of_leg, partitioned = paths.place(
+        topo,
+        alive,
+        flows,
+        legs,
+        src_ip,
+        dst_ip,
+        port,
+        scenario.lb,
+        scenario.hash_seeds,
+        scenario.selection,
+        scenario.seed,
+        seg,
     )
     delivered[legs.flow[partitioned]] = False
     rate = flows.rate
@@ -258,148 +240,6 @@ def _describe(topo: Topology, flows: Flows, idx: IntArray, port: IntArray) -> li
         f"{topo.servers[flows.dst_server[i]]} nic{flows.dst_rail[i] + 1} sport {flows.sport[i]}"
         for i in idx
     ]
-
-
-def _place(
-    topo: Topology,
-    alive: BoolArray,
-    flows: Flows,
-    legs: _Legs,
-    src_ip: np.ndarray,
-    dst_ip: np.ndarray,
-    port: IntArray,
-    sc: Scenario,
-    seg: _Segments,
-) -> tuple[int, IntArray, BoolArray]:
-    """Fabric links of each leg per LB mode: (units, unit of each leg, legs with no path)."""
-    f = legs.flow
-    groups, ginv = paths.leaf_groups(topo, alive, legs.src_leaf, legs.dst_leaf, sc.lb == "wcmp")
-    partitioned = groups.weights[ginv, 0] <= 0
-    rate = flows.rate[f]
-    live = np.flatnonzero(~partitioned)
-    if sc.lb == "spray":
-        return _spray(topo, alive, legs, groups, ginv, partitioned, rate, seg)
-    if sc.lb == "ars":
-        _ars(topo, alive, legs, groups, ginv, live, rate, sc.seed, seg)
-        return len(f), np.arange(len(f)), partitioned
-    leaf_seed, leaf_off = paths.switch_seeds(topo.leaves, sc.hash_seeds, "leaf")
-    spine_seed, spine_off = paths.switch_seeds(topo.spines, sc.hash_seeds, "spine")
-    sport = flows.sport[f]
-    y = legs.src_leaf
-    w = paths.window(paths.five_tuple_hash(leaf_seed[y], src_ip[f], dst_ip[f], sport), leaf_off[y])
-    pick = paths.select(w, ginv, groups.weights, sc.selection)
-    up = groups.members[ginv, pick]
-    if sc.lb == "pbr":
-        s, r = flows.src_server[f], flows.src_rail[f]
-        per = max(topo.downlinks_per_leaf // topo.uplink.shape[1], 1)
-        u = np.minimum(topo.port_downlink[s, r, port[f]] // per, topo.uplink.shape[1] - 1)
-        pinned = topo.uplink[y, u]
-        member = (groups.members[ginv] == pinned[:, None]).any(axis=1)
-        up = np.where(legs.direct & member, pinned, up)
-    spine = topo.link_spine[np.maximum(up, 0)]
-    sg, sinv = paths.spine_groups(topo, alive, spine, legs.dst_leaf)
-    ws = paths.window(
-        paths.five_tuple_hash(spine_seed[spine], src_ip[f], dst_ip[f], sport), spine_off[spine]
-    )
-    down = sg.members[sinv, paths.select(ws, sinv, sg.weights, sc.selection)]
-    units = np.arange(len(f))
-    seg.add(units[live], up[live], rate[live])
-    seg.add(units[live], down[live], rate[live])
-    return len(f), units, partitioned
-
-
-def _spray(
-    topo: Topology,
-    alive: BoolArray,
-    legs: _Legs,
-    groups: paths.Groups,
-    ginv: IntArray,
-    partitioned: BoolArray,
-    rate: FloatArray,
-    seg: _Segments,
-) -> tuple[int, IntArray, BoolArray]:
-    """Per-packet even split at every hop; units are the leaf-tier groups."""
-    n_groups = groups.key.shape[0]
-    total = np.bincount(ginv[~partitioned], weights=rate[~partitioned], minlength=n_groups)
-    present = groups.weights > 0
-    count = present.sum(axis=1)
-    g_idx, j_idx = np.nonzero(present)
-    up = groups.members[g_idx, j_idx]
-    share = total[g_idx] / count[g_idx]
-    seg.add(g_idx, up, share)
-    n_leaves = len(topo.leaves)
-    dst = groups.key % n_leaves
-    spine = topo.link_spine[up]
-    key = g_idx * len(topo.spines) + spine
-    uniq, inv = np.unique(key, return_inverse=True)
-    per_spine = np.bincount(inv, weights=share, minlength=uniq.shape[0])
-    pg, ps = uniq // len(topo.spines), uniq % len(topo.spines)
-    sg, sinv = paths.spine_groups(topo, alive, ps, dst[pg])
-    sp_present = sg.weights[sinv] > 0
-    k_count = sp_present.sum(axis=1)
-    pi, ki = np.nonzero(sp_present)
-    seg.add(pg[pi], sg.members[sinv[pi], ki], per_spine[pi] / k_count[pi])
-    return n_groups, ginv, partitioned
-
-
-def _ars(
-    topo: Topology,
-    alive: BoolArray,
-    legs: _Legs,
-    groups: paths.Groups,
-    ginv: IntArray,
-    live: IntArray,
-    rate: FloatArray,
-    seed: int,
-    seg: _Segments,
-) -> None:
-    """Flowlets: each to the least-loaded working next hop at the time, round by round."""
-    rng = np.random.default_rng(seed)
-    load = np.zeros(topo.links)
-    cap = topo.cap
-    n_leaves = len(topo.leaves)
-    y, z = legs.src_leaf[live], legs.dst_leaf[live]
-    g = ginv[live]
-    piece = rate[live] / paths.FLOWLETS
-    link_spine = topo.link_spine
-    members = groups.members
-    present = groups.weights > 0
-    count = present.sum(axis=1)
-    for _ in range(paths.FLOWLETS):
-        order = rng.permutation(live.shape[0])
-        # flowlets of one leaf share its uplinks: rank them per source leaf
-        rank = _rank_within(y[order], n_leaves)
-        rho = np.where(present, load[np.maximum(members, 0)] / cap[np.maximum(members, 0)], np.inf)
-        best = np.argsort(rho, axis=1, kind="stable")
-        go = g[order]
-        pick = best[go, rank % count[go]]
-        up = np.empty(live.shape[0], dtype=np.int64)
-        up[order] = members[go, pick]
-        load += np.bincount(up, weights=piece, minlength=topo.links)
-        spine = link_spine[up]
-        sg, sinv = paths.spine_groups(topo, alive, spine, z)
-        sp_present = sg.weights > 0
-        smem = sg.members
-        srho = np.where(sp_present, load[np.maximum(smem, 0)] / cap[np.maximum(smem, 0)], np.inf)
-        sbest = np.argsort(srho, axis=1, kind="stable")
-        so = sinv[order]
-        srank = _rank_within(so, sg.key.shape[0])
-        scount = sp_present.sum(axis=1)
-        down = np.empty(live.shape[0], dtype=np.int64)
-        down[order] = smem[so, sbest[so, srank % scount[so]]]
-        load += np.bincount(down, weights=piece, minlength=topo.links)
-        seg.add(live, up, piece)
-        seg.add(live, down, piece)
-
-
-def _rank_within(group: IntArray, n_groups: int) -> IntArray:
-    """Each element's position among the elements of its group, in array order."""
-    order = np.argsort(group, kind="stable")
-    counts = np.bincount(group, minlength=n_groups)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty_like(group)
-    rank[order] = np.arange(group.shape[0]) - np.repeat(starts, counts)
-    return rank
 
 
 __all__ = ["AUX", "Result", "Scenario", "check_mode", "failed_links", "simulate"]

@@ -28,12 +28,13 @@ the least-loaded next hop at the time), spray (per packet: an even split over ne
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 import numpy as np
 
 from controller.simulate.topology import BoolArray, FloatArray, IntArray, Topology
+from controller.simulate.traffic import Flows
 
 LbMode = Literal["ecmp", "wcmp", "ars", "pbr", "spray"]
 LB_MODES: tuple[str, ...] = get_args(LbMode)
@@ -196,3 +197,175 @@ def _compact(members: IntArray, weights: FloatArray) -> tuple[IntArray, FloatArr
     """Move present members to the front of each row, keeping their order."""
     order = np.argsort(weights <= 0, axis=1, kind="stable")
     return np.take_along_axis(members, order, axis=1), np.take_along_axis(weights, order, axis=1)
+
+
+@dataclass
+class Legs:
+    """Fabric legs of the delivered flows that leave their leaf."""
+
+    flow: IntArray
+    src_leaf: IntArray
+    dst_leaf: IntArray
+    direct: BoolArray
+    """True where the leg starts at the sender's own leaf (PBR pins apply)."""
+
+
+@dataclass
+class Segments:
+    unit: list[IntArray] = field(default_factory=list)
+    link: list[IntArray] = field(default_factory=list)
+    rate: list[FloatArray] = field(default_factory=list)
+
+    def add(self, unit: IntArray, link: IntArray, rate: FloatArray) -> None:
+        self.unit.append(unit)
+        self.link.append(link)
+        self.rate.append(np.broadcast_to(rate, unit.shape).astype(np.float64))
+
+    def arrays(self) -> tuple[IntArray, IntArray, FloatArray]:
+        if not self.unit:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e.copy(), np.zeros(0)
+        return np.concatenate(self.unit), np.concatenate(self.link), np.concatenate(self.rate)
+
+
+def place(
+    topo: Topology,
+    alive: BoolArray,
+    flows: Flows,
+    legs: Legs,
+    src_ip: np.ndarray,
+    dst_ip: np.ndarray,
+    port: IntArray,
+    lb: str,
+    hash_seeds: str,
+    selection: str,
+    seed: int,
+    seg: Segments,
+) -> tuple[int, IntArray, BoolArray]:
+    """Fabric links of each leg per LB mode: (units, unit of each leg, legs with no path)."""
+    f = legs.flow
+    groups, ginv = leaf_groups(topo, alive, legs.src_leaf, legs.dst_leaf, lb == "wcmp")
+    partitioned = groups.weights[ginv, 0] <= 0
+    rate = flows.rate[f]
+    live = np.flatnonzero(~partitioned)
+    if lb == "spray":
+        return _spray(topo, alive, legs, groups, ginv, partitioned, rate, seg)
+    if lb == "ars":
+        _ars(topo, alive, legs, groups, ginv, live, rate, seed, seg)
+        return len(f), np.arange(len(f)), partitioned
+    leaf_seed, leaf_off = switch_seeds(topo.leaves, hash_seeds, "leaf")
+    spine_seed, spine_off = switch_seeds(topo.spines, hash_seeds, "spine")
+    sport = flows.sport[f]
+    y = legs.src_leaf
+    w = window(five_tuple_hash(leaf_seed[y], src_ip[f], dst_ip[f], sport), leaf_off[y])
+    pick = select(w, ginv, groups.weights, selection)
+    up = groups.members[ginv, pick]
+    if lb == "pbr":
+        s, r = flows.src_server[f], flows.src_rail[f]
+        per = max(topo.downlinks_per_leaf // topo.uplink.shape[1], 1)
+        u = np.minimum(topo.port_downlink[s, r, port[f]] // per, topo.uplink.shape[1] - 1)
+        pinned = topo.uplink[y, u]
+        member = (groups.members[ginv] == pinned[:, None]).any(axis=1)
+        up = np.where(legs.direct & member, pinned, up)
+    spine = topo.link_spine[np.maximum(up, 0)]
+    sg, sinv = spine_groups(topo, alive, spine, legs.dst_leaf)
+    ws = window(five_tuple_hash(spine_seed[spine], src_ip[f], dst_ip[f], sport), spine_off[spine])
+    down = sg.members[sinv, select(ws, sinv, sg.weights, selection)]
+    units = np.arange(len(f))
+    seg.add(units[live], up[live], rate[live])
+    seg.add(units[live], down[live], rate[live])
+    return len(f), units, partitioned
+
+
+def _spray(
+    topo: Topology,
+    alive: BoolArray,
+    legs: Legs,
+    groups: Groups,
+    ginv: IntArray,
+    partitioned: BoolArray,
+    rate: FloatArray,
+    seg: Segments,
+) -> tuple[int, IntArray, BoolArray]:
+    """Per-packet even split at every hop; units are the leaf-tier groups."""
+    n_groups = groups.key.shape[0]
+    total = np.bincount(ginv[~partitioned], weights=rate[~partitioned], minlength=n_groups)
+    present = groups.weights > 0
+    count = present.sum(axis=1)
+    g_idx, j_idx = np.nonzero(present)
+    up = groups.members[g_idx, j_idx]
+    share = total[g_idx] / count[g_idx]
+    seg.add(g_idx, up, share)
+    n_leaves = len(topo.leaves)
+    dst = groups.key % n_leaves
+    spine = topo.link_spine[up]
+    key = g_idx * len(topo.spines) + spine
+    uniq, inv = np.unique(key, return_inverse=True)
+    per_spine = np.bincount(inv, weights=share, minlength=uniq.shape[0])
+    pg, ps = uniq // len(topo.spines), uniq % len(topo.spines)
+    sg, sinv = spine_groups(topo, alive, ps, dst[pg])
+    sp_present = sg.weights[sinv] > 0
+    k_count = sp_present.sum(axis=1)
+    pi, ki = np.nonzero(sp_present)
+    seg.add(pg[pi], sg.members[sinv[pi], ki], per_spine[pi] / k_count[pi])
+    return n_groups, ginv, partitioned
+
+
+def _ars(
+    topo: Topology,
+    alive: BoolArray,
+    legs: Legs,
+    groups: Groups,
+    ginv: IntArray,
+    live: IntArray,
+    rate: FloatArray,
+    seed: int,
+    seg: Segments,
+) -> None:
+    """Flowlets: each to the least-loaded working next hop at the time, round by round."""
+    rng = np.random.default_rng(seed)
+    load = np.zeros(topo.links)
+    cap = topo.cap
+    n_leaves = len(topo.leaves)
+    y, z = legs.src_leaf[live], legs.dst_leaf[live]
+    g = ginv[live]
+    piece = rate[live] / FLOWLETS
+    link_spine = topo.link_spine
+    members = groups.members
+    present = groups.weights > 0
+    count = present.sum(axis=1)
+    for _ in range(FLOWLETS):
+        order = rng.permutation(live.shape[0])
+        # flowlets of one leaf share its uplinks: rank them per source leaf
+        rank = _rank_within(y[order], n_leaves)
+        rho = np.where(present, load[np.maximum(members, 0)] / cap[np.maximum(members, 0)], np.inf)
+        best = np.argsort(rho, axis=1, kind="stable")
+        go = g[order]
+        pick = best[go, rank % count[go]]
+        up = np.empty(live.shape[0], dtype=np.int64)
+        up[order] = members[go, pick]
+        load += np.bincount(up, weights=piece, minlength=topo.links)
+        spine = link_spine[up]
+        sg, sinv = spine_groups(topo, alive, spine, z)
+        sp_present = sg.weights > 0
+        smem = sg.members
+        srho = np.where(sp_present, load[np.maximum(smem, 0)] / cap[np.maximum(smem, 0)], np.inf)
+        sbest = np.argsort(srho, axis=1, kind="stable")
+        so = sinv[order]
+        srank = _rank_within(so, sg.key.shape[0])
+        scount = sp_present.sum(axis=1)
+        down = np.empty(live.shape[0], dtype=np.int64)
+        down[order] = smem[so, sbest[so, srank % scount[so]]]
+        load += np.bincount(down, weights=piece, minlength=topo.links)
+        seg.add(live, up, piece)
+        seg.add(live, down, piece)
+
+
+def _rank_within(group: IntArray, n_groups: int) -> IntArray:
+    """Each element's position among the elements of its group, in array order."""
+    order = np.argsort(group, kind="stable")
+    counts = np.bincount(group, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty_like(group)
+    rank[order] = np.arange(group.shape[0]) - np.repeat(starts, counts)
+    return rank
