@@ -788,6 +788,10 @@ def simulate(
     hash_seeds: Annotated[
         str, typer.Option("--hash-seeds", help="same | per-switch (ECMP hash seed and window).")
     ] = "same",
+    hash_select: Annotated[
+        str,
+        typer.Option("--hash-select", help="threshold (RFC 2992) | modulo: ECMP member choice."),
+    ] = "threshold",
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write PNG/SVG figures into this folder.")
     ] = None,
@@ -827,6 +831,7 @@ def simulate(
             fail=tuple(fail_ or ()),
             seed=seed,
             hash_seeds=hash_seeds,
+            selection=hash_select,
         )
         result, topo = sim.run(built, scenario)
         figures = []

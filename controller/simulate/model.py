@@ -81,6 +81,7 @@ class Result:
             "fail": list(s.fail),
             "seed": s.seed,
             "hash_seeds": s.hash_seeds,
+            "hash_select": s.selection,
             "flows": self.flows,
             "links": self.links,
             "max_link_load": round(self.max_link_load, 4),
@@ -136,6 +137,8 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
     check_mode(topo, scenario.lb)
     if scenario.hash_seeds not in paths.HASH_SEEDS:
         raise SimulationError("--hash-seeds", f"must be one of {', '.join(paths.HASH_SEEDS)}")
+    if scenario.selection not in paths.SELECTIONS:
+        raise SimulationError("--hash-select", f"must be one of {', '.join(paths.SELECTIONS)}")
     alive = failed_links(topo, scenario.fail)
     n = len(flows)
     s, r = flows.src_server, flows.src_rail

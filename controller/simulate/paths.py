@@ -41,6 +41,7 @@ LB_MODES: tuple[str, ...] = get_args(LbMode)
 HashSeeds = Literal["same", "per-switch"]
 HASH_SEEDS: tuple[str, ...] = get_args(HashSeeds)
 Selection = Literal["threshold", "modulo"]
+SELECTIONS: tuple[str, ...] = get_args(Selection)
 FLOWLETS = 8
 PROTO_UDP = 17
 ROCE_PORT = 4791

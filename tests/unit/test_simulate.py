@@ -288,6 +288,7 @@ def test_modes_the_platform_cannot_do_are_refused_with_renders_reason(
         (["--workload", "broadcast"], "--workload"),
         (["--lb", "roundrobin"], "--lb"),
         (["--hash-seeds", "random"], "--hash-seeds"),
+        (["--hash-select", "xor"], "--hash-select"),
     ],
 )
 def test_bad_input_names_the_option_and_exits_2(args: list[str], option: str) -> None:
