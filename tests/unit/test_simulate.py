@@ -362,3 +362,26 @@ def test_small_fabric_workloads_keep_every_nic_at_line_rate(workload: str) -> No
 def test_bisection_needs_two_leaves_per_rail() -> None:
     result = run_cli("simulate", "--fabric", str(SMALL), "--workload", "bisection")
     assert result.exit_code == 2 and "--workload" in result.stderr
+
+
+def test_a_seed_alone_does_not_decorrelate_a_crc_hash() -> None:
+    """CRC is linear: another seed XORs one constant into every hash, the window does not move."""
+    rng = np.random.default_rng(5)
+    n = 4000
+    src = rng.integers(0, 1 << 32, n, dtype=np.int64)
+    dst = rng.integers(0, 1 << 32, n, dtype=np.int64)
+    sport = rng.integers(0xC000, 0x10000, n, dtype=np.int64)
+    zero = np.zeros(n, dtype=np.int64)
+
+    def choice(seed: int, offset: int, members: int) -> np.ndarray:
+        crc = paths.five_tuple_hash(np.full(n, seed), src, dst, sport)
+        return paths.select(paths.window(crc, np.full(n, offset)), zero, np.ones((1, members)))
+
+    def links_per_spine(spine_seed: int, spine_offset: int) -> float:
+        spine = choice(0, 0, 64) // 8  # leaf: 64 uplinks, 8 per spine, spine by spine
+        link = choice(spine_seed, spine_offset, 8)
+        return float(np.mean([np.unique(link[spine == s]).size for s in range(8)]))
+
+    assert links_per_spine(0, 0) == 1.0  # same hash: polarized
+    assert links_per_spine(0xDEADBEEF, 0) == 1.0  # another seed, same window: still polarized
+    assert links_per_spine(0xDEADBEEF, 16) == 8.0  # another window: every link used
