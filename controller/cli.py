@@ -813,7 +813,7 @@ def simulate(
         built = load_fabric(fabric)
         if compare:
             today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-            summary = sim.write_compare(built, report, qps, seed, today)
+            summary = sim.write_compare(built, report, qps, seed, today, str(fabric))
             if as_json:
                 print_json(summary)
             else:
