@@ -29,7 +29,8 @@ from controller.simulate.topology import IntArray, SimulationError, Topology
 Workload = Literal["ring", "tree", "all-to-all", "bisection"]
 WORKLOADS: tuple[str, ...] = get_args(Workload)
 ROCE_PORT = 4791
-MAX_FLOWS = 40_000_000
+MAX_FLOWS = 8_000_000
+"""About 1 GB of flow and path arrays: the bound of one run."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ def build_flows(topo: Topology, workload: str, qps: int, seed: int = 0) -> Flows
     if total > MAX_FLOWS:
         raise SimulationError(
             "--qps",
-            f"{workload} with {qps} QPs per connection makes {total:,} flows (max "
-            f"{MAX_FLOWS:,}): use fewer --qps",
+            f"{workload} with {qps} QPs per connection makes {total:,} flows, more than the "
+            f"{MAX_FLOWS:,} one run holds in memory: use fewer --qps (or ring, tree, bisection)",
         )
     line = topo.cap[topo.host_up[:, :, 0]].astype(np.float64) * topo.ports_per_nic
     conns_of = np.bincount(src, minlength=n)

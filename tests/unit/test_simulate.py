@@ -385,3 +385,18 @@ def test_a_seed_alone_does_not_decorrelate_a_crc_hash() -> None:
     assert links_per_spine(0, 0) == 1.0  # same hash: polarized
     assert links_per_spine(0xDEADBEEF, 0) == 1.0  # another seed, same window: still polarized
     assert links_per_spine(0xDEADBEEF, 16) == 8.0  # another window: every link used
+
+
+BIG = INVENTORY / "examples" / "cx864e-16384-dual-arp.yaml"
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--planes", "1"], "--planes"),  # one link per pair: no single plane of the same boxes
+        (["--workload", "all-to-all", "--qps", "1"], "--qps"),  # 33.5M flows
+    ],
+)
+def test_the_largest_fabric_refuses_what_it_cannot_hold(args: list[str], option: str) -> None:
+    result = run_cli("simulate", "--fabric", str(BIG), *args)
+    assert result.exit_code == 2 and option in result.stderr
