@@ -198,7 +198,9 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
     ok = np.flatnonzero(delivered)
     aux_idx = np.flatnonzero(delivered & via_aux)
     f_unit, f_link, f_rate = seg.arrays()
-    load = np.bincount(host_up[sent], weights=rate[sent], minlength=topo.links)
+    load: FloatArray = np.bincount(host_up[sent], weights=rate[sent], minlength=topo.links).astype(
+        np.float64
+    )
     load += np.bincount(
         topo.host_down[d[ok], r[ok], dst_port[ok]], weights=rate[ok], minlength=topo.links
     )
@@ -206,12 +208,17 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
         topo.aux_link[src_leaf[aux_idx]], weights=rate[aux_idx], minlength=topo.links
     )
     load += np.bincount(f_link, weights=f_rate, minlength=topo.links)
+    if seg.load is not None:
+        load += seg.load
     rho = load / topo.cap
     bottleneck = np.maximum(rho[host_up], rho[topo.host_down[d, r, dst_port]])
     bottleneck[aux_idx] = np.maximum(bottleneck[aux_idx], rho[topo.aux_link[src_leaf[aux_idx]]])
     unit_bn = np.zeros(max(fabric_units, 1))
     if f_unit.size:
         np.maximum.at(unit_bn, f_unit, rho[f_link])
+    if seg.matrix is not None:
+        units, links = seg.matrix
+        unit_bn[units] = np.maximum(unit_bn[units], rho[links].max(axis=1, initial=0.0))
     keep = ~partitioned
     bottleneck[legs.flow[keep]] = np.maximum(
         bottleneck[legs.flow[keep]], unit_bn[unit_of_leg[keep]]

@@ -222,6 +222,15 @@ class Segments:
         self.link.append(link)
         self.rate.append(np.broadcast_to(rate, unit.shape).astype(np.float64))
 
+    load: FloatArray | None = None
+    """Fabric load added as a whole (modes that keep paths as a matrix, not as segments)."""
+    matrix: tuple[IntArray, np.ndarray] | None = None
+    """(units, links): each unit's fabric links as one row (int32), for its bottleneck."""
+
+    def add_matrix(self, units: IntArray, links: np.ndarray, load: FloatArray) -> None:
+        self.matrix = (units, links.astype(np.int32))
+        self.load = load
+
     def arrays(self) -> tuple[IntArray, IntArray, FloatArray]:
         if not self.unit:
             e = np.zeros(0, dtype=np.int64)
@@ -273,8 +282,9 @@ def place(
     ws = window(five_tuple_hash(spine_seed[spine], src_ip[f], dst_ip[f], sport), spine_off[spine])
     down = sg.members[sinv, select(ws, sinv, sg.weights, selection)]
     units = np.arange(len(f))
-    seg.add(units[live], up[live], rate[live])
-    seg.add(units[live], down[live], rate[live])
+    path = np.stack([up[live], down[live]], axis=1)
+    load = np.bincount(path.ravel(), weights=np.repeat(rate[live], 2), minlength=topo.links)
+    seg.add_matrix(units[live], path, load.astype(np.float64))
     return len(f), units, partitioned
 
 
@@ -335,7 +345,8 @@ def _ars(
     members = groups.members
     present = groups.weights > 0
     count = present.sum(axis=1)
-    for _ in range(FLOWLETS):
+    picked = np.empty((live.shape[0], 2 * FLOWLETS), dtype=np.int32)
+    for r in range(FLOWLETS):
         order = rng.permutation(live.shape[0])
         # flowlets of one leaf share its uplinks: rank them per source leaf
         rank = _rank_within(y[order], n_leaves)
@@ -358,8 +369,8 @@ def _ars(
         down = np.empty(live.shape[0], dtype=np.int64)
         down[order] = smem[so, sbest[so, srank % scount[so]]]
         load += np.bincount(down, weights=piece, minlength=topo.links)
-        seg.add(live, up, piece)
-        seg.add(live, down, piece)
+        picked[:, 2 * r], picked[:, 2 * r + 1] = up, down
+    seg.add_matrix(live, picked, load)
 
 
 def _rank_within(group: IntArray, n_groups: int) -> IntArray:
