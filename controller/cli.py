@@ -770,3 +770,111 @@ def hosts_verify(
 ) -> None:
     """Bond members up, gateway neighbour REACHABLE per NIC, same-rail peers answering."""
     _hosts_run(fabric, "verify", server, check, as_json)
+
+
+# -- dpctl simulate: flow-level analysis of the generated fabric (issue 15) -------------------
+@app.command()
+def simulate(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    workload: Annotated[
+        str, typer.Option("--workload", "-w", help="ring | tree | all-to-all | bisection.")
+    ] = "ring",
+    lb: Annotated[
+        str | None,
+        typer.Option("--lb", help="ecmp | wcmp | ars | pbr | spray (default: the intent's)."),
+    ] = None,
+    planes: Annotated[
+        int, typer.Option("--planes", help="2, or 1 for the single-plane baseline.")
+    ] = 2,
+    qps: Annotated[int, typer.Option("--qps", help="RoCEv2 queue pairs per connection.")] = 4,
+    fail_: Annotated[
+        list[str] | None,
+        typer.Option("--fail", help="DEVICE or DEVICE:PORT to fail (repeatable)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the QP source ports.")] = 0,
+    hash_seeds: Annotated[
+        str, typer.Option("--hash-seeds", help="same | per-switch (ECMP hash seed and window).")
+    ] = "same",
+    hash_select: Annotated[
+        str,
+        typer.Option("--hash-select", help="threshold (RFC 2992) | modulo: ECMP member choice."),
+    ] = "threshold",
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write PNG/SVG figures into this folder.")
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Run the whole matrix and write the report.")
+    ] = False,
+    report: Annotated[
+        Path, typer.Option("--report", help="Where --compare writes its Markdown report.")
+    ] = Path("docs/simulation.md"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Flow-level load, bottleneck, completion time and losses of a workload on the fabric."""
+    import datetime
+
+    from controller.simulate import report as sim
+    from controller.simulate.model import Scenario
+
+    try:
+        built = load_fabric(fabric)
+        if compare:
+            today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+            summary = sim.write_compare(built, report, qps, seed, today, str(fabric))
+            if as_json:
+                print_json(summary)
+            else:
+                out.print(
+                    f"[green]wrote[/] {report}: {summary['runs']} runs, {summary['seconds']} s"
+                )
+                for key, value in dict(summary["headline"]).items():  # type: ignore[call-overload]
+                    out.print(f"  bisection {key}: completion {value:.2f}x ideal")
+            return
+        scenario = Scenario(
+            workload=workload,
+            lb=lb or built.intent.load_balancing.mode,
+            planes=planes,
+            qps=qps,
+            fail=tuple(fail_ or ()),
+            seed=seed,
+            hash_seeds=hash_seeds,
+            selection=hash_select,
+        )
+        result, topo = sim.run(built, scenario)
+        figures = []
+        if plot is not None:
+            figures = sim.plot_run(result, topo, plot)
+            figures += sim.plot_modes(
+                sim.mode_bars(built, scenario),
+                f"{built.intent.name}: {workload}, completion by LB mode",
+                plot,
+                f"modes-{workload}",
+            )
+    except DpctlError as exc:
+        fail(exc, as_json)
+    data = result.to_dict() | {"figures": [str(p) for p in figures]}
+    if as_json:
+        print_json(data)
+        return
+    table = Table(
+        title=f"simulate {built.intent.name}: {workload}, {scenario.lb}, {planes} plane(s)"
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key in (
+        "flows",
+        "links",
+        "max_link_load",
+        "fabric_max_load",
+        "completion_time_ratio",
+        "lost_flows",
+        "aux_flows",
+        "throughput_lost",
+    ):
+        value = data[key]
+        table.add_row(key, f"{value:,}" if isinstance(value, int) else f"{value:.4g}")
+    out.print(table)
+    for line in data["lost_examples"]:
+        out.print(f"  lost: {line}")
+    for path in figures:
+        out.print(f"  figure: {path}")

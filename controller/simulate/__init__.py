@@ -1,0 +1,1 @@
+"""`dpctl simulate`: a flow-level analysis of the generated fabric (loads, bottleneck, failures)."""
