@@ -878,3 +878,66 @@ def simulate(
         out.print(f"  lost: {line}")
     for path in figures:
         out.print(f"  figure: {path}")
+
+
+# -- dpctl report / draw: the fabric picture and printable report (issue 14) -------------------
+StateOpt = Annotated[
+    Path | None,
+    typer.Option("--verify", help="JSON of `dpctl verify --json`: live state on the picture."),
+]
+
+
+@app.command()
+def report(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder for report.html and fabric.svg.")
+    ] = Path("report"),
+    verify_json: StateOpt = None,
+    simulate_json: Annotated[
+        Path | None,
+        typer.Option(
+            "--simulate",
+            help='Per-link loads: {"links": [{"a_device", "z_device", "load": 0..1}]}.',
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One self-contained HTML page: picture, bill of materials, cabling sheets, sizing."""
+    from controller.outputs.report import write_report
+
+    try:
+        summary = write_report(load_fabric(fabric), out_dir, verify_json, simulate_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **summary})
+        return
+    out.print(
+        f"[green]report[/] {summary['report']} ({summary['bytes'] / 1024:,.0f} KiB; "
+        f"{summary['cables']:,} cables in {summary['bundles']} bundles) and {summary['svg']}"
+    )
+
+
+@app.command()
+def draw(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="The SVG file to write.")] = Path(
+        "fabric.svg"
+    ),
+    verify_json: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write just the fabric picture (SVG)."""
+    from controller.outputs.report import write_svg
+
+    try:
+        summary = write_svg(load_fabric(fabric), out_file, verify_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **summary})
+        return
+    out.print(
+        f"[green]drawn[/] {summary['svg']} ({summary['boxes']} boxes, {summary['bundles']} bundles)"
+    )
