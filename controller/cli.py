@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -12,7 +11,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from controller import clab, labfabric
+from controller import __version__, clab, labfabric
+from controller.cli_output import (
+    EXIT_CODES_HELP,
+    drain_lines,
+    lab_down_text,
+    live_enabled,
+    status,
+    verify_summary,
+)
 from controller.deploy import load_maintenance
 from controller.errors import DpctlError
 from controller.facts import Fabric
@@ -28,6 +35,7 @@ from controller.sizing import Sizing, servers_from_gpus, size_fabric, sizing_tab
 app = typer.Typer(
     name="dpctl",
     help="Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics.",
+    epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -39,6 +47,24 @@ err = Console(stderr=True, soft_wrap=True)
 DEFAULT_FABRIC = Path("inventory/fabric.yaml")
 FabricOpt = Annotated[Path, typer.Option("--fabric", "-f", help="Fabric intent file.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"dpctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics."""
 
 
 def fail(exc: DpctlError, as_json: bool) -> NoReturn:
@@ -265,7 +291,8 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
-        self.enabled = enabled and err.is_terminal and not os.environ.get("CI")
+        self.enabled = enabled and live_enabled(err, False)
+        self.label = label
         self._bar = RichProgress(
             TextColumn(label),
             BarColumn(),
@@ -283,9 +310,11 @@ class Progress:
     def __exit__(self, *exc: object) -> None:
         self._bar.__exit__(None, None, None)
 
-    def __call__(self, device: str, status: str) -> None:
-        if status in ("ok", "failed", "checked"):
+    def __call__(self, device: str, state: str) -> None:
+        if state in ("ok", "failed", "checked"):
             self._bar.advance(self._task)
+        else:  # a device's step starts (e.g. committing): name it on the bar
+            self._bar.update(self._task, description=f"{self.label} {device}: {state}")
 
 
 @app.command()
@@ -367,24 +396,8 @@ def verify(
     if as_json:
         print_json({"ok": ok, "checks": [c.to_dict() for c in checks]})
     else:
-        table = Table(title=f"verify {built.intent.name}" + (f" plane {plane}" if plane else ""))
-        for col in ("device", "check", "result", "expected", "found"):
-            table.add_column(col, overflow="fold")
-        for c in checks:
-            if c.ok and len(checks) > 40 and c.check not in ("maintenance (drained)",):
-                continue
-            table.add_row(
-                c.device,
-                c.check,
-                "[green]ok[/]" if c.ok else "[red]FAIL[/]",
-                _short(c.expected),
-                _short(c.found),
-            )
-        out.print(table)
-        passed = sum(c.ok for c in checks)
-        out.print(
-            f"{passed}/{len(checks)} checks passed" + ("" if ok else " — failures listed above")
-        )
+        title = f"verify {built.intent.name}" + (f" plane {plane}" if plane else "")
+        out.print(verify_summary(checks, title))
     if not ok:
         raise typer.Exit(code=1)
 
@@ -423,26 +436,8 @@ def rollback(
 
 
 def _print_drain(report: Any) -> None:
-    out.print(f"[bold]{report.action} {report.leaf}[/] (pair leaf {report.partner})")
-    for line in report.impact:
-        out.print(f"  impact: {line}")
-    for line in report.refusals:
-        out.print(
-            f"  [red]refusal[/]: {line}"
-            + (" [yellow](overridden by --force)[/]" if report.forced else "")
-        )
-    for step in report.steps:
-        state = "[green]ok[/]" if step["ok"] else f"[red]failed[/]: {step['error']}"
-        if "servers_changed" in step:
-            state += f", {step['servers_changed']} servers changed"
-        out.print(f"  step {step['state']}: {state} ({step['seconds']} s)")
-    for check in report.checks_failed:
-        out.print(
-            f"  [red]check failed[/]: {check['device']} {check['check']}: expected "
-            f"{_short(check['expected'])}, found {_short(check['found'])}"
-        )
-    if report.dry_run:
-        out.print("  dry run: nothing changed")
+    for line in drain_lines(report):
+        out.print(line)
 
 
 class StepStatus:
@@ -450,7 +445,7 @@ class StepStatus:
 
     def __init__(self, action: str, enabled: bool) -> None:
         self.action = action
-        self.enabled = enabled and err.is_terminal and not os.environ.get("CI")
+        self.enabled = enabled and live_enabled(err, False)
         self._status = err.status(f"{action}...") if self.enabled else None
 
     def __enter__(self) -> StepStatus:
@@ -583,9 +578,11 @@ def lab_up(
             result: dict[str, Any] = {"runtime": runtime, "output": clab.deploy(target)}
         elif runtime == "embedded":
             sdir = state_dir or labfabric.lab_dir(built.intent.name)
-            with err.status(
+            with status(
+                err,
                 f"building lab {built.intent.name} ({len(built.switches)} switches, "
-                f"{len(built.servers)} servers)..."
+                f"{len(built.servers)} servers)...",
+                live_enabled(err, as_json),
             ):
                 result = labfabric.bring_up(built, sdir, bare_servers=bare_servers)
         else:
@@ -650,7 +647,8 @@ def lab_down(
 
     try:
         name = load_intent(fabric).name
-        report = down(state_dir or labfabric.lab_dir(name), prefix=labfabric.lab_prefix())
+        with status(err, f"taking lab {name} down...", live_enabled(err, as_json)):
+            report = down(state_dir or labfabric.lab_dir(name), prefix=labfabric.lab_prefix())
     except LabError as exc:
         fail(DpctlError("lab", str(exc)), as_json)
     except DpctlError as exc:
@@ -658,7 +656,7 @@ def lab_down(
     if as_json:
         print_json({"ok": True, **report})
         return
-    out.print(f"[green]lab down[/] {name}: {report}")
+    out.print(lab_down_text(name, report), markup=False, highlight=False)
 
 
 @lab_app.command("export")
@@ -723,7 +721,9 @@ def _hosts_run(fabric: Path, action: str, server: str | None, check: bool, as_js
 
     try:
         built = load_fabric(fabric)
-        with err.status(f"ansible {action} on {built.intent.name} servers...") as _:
+        with status(
+            err, f"ansible {action} on {built.intent.name} servers...", live_enabled(err, as_json)
+        ):
             result = run_hosts(built, action, server=server, check=check)  # type: ignore[arg-type]
     except DpctlError as exc:
         fail(exc, as_json)
