@@ -907,7 +907,8 @@ def report(
     from controller.outputs.report import write_report
 
     try:
-        summary = write_report(load_fabric(fabric), out_dir, verify_json, simulate_json)
+        with status(err, f"writing the report of {fabric}...", live_enabled(err, as_json)):
+            summary = write_report(load_fabric(fabric), out_dir, verify_json, simulate_json)
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:
