@@ -578,13 +578,13 @@ def lab_up(
             result: dict[str, Any] = {"runtime": runtime, "output": clab.deploy(target)}
         elif runtime == "embedded":
             sdir = state_dir or labfabric.lab_dir(built.intent.name)
-            with status(
-                err,
-                f"building lab {built.intent.name} ({len(built.switches)} switches, "
-                f"{len(built.servers)} servers)...",
-                live_enabled(err, as_json),
-            ):
-                result = labfabric.bring_up(built, sdir, bare_servers=bare_servers)
+            with StepStatus("lab up", not as_json) as phase:
+                result = labfabric.bring_up(
+                    built,
+                    sdir,
+                    bare_servers=bare_servers,
+                    progress=lambda step: phase(built.intent.name, step),
+                )
         else:
             raise DpctlError("--runtime", f"unknown runtime {runtime!r}: embedded or containerlab")
     except DpctlError as exc:

@@ -8,6 +8,7 @@ image would bring up its NICs. Switches stay at factory state: `dpctl deploy` co
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,14 +153,24 @@ def provision_servers(fabric: Fabric, state_dir: Path) -> dict[str, str]:
 
 
 def bring_up(
-    fabric: Fabric, state_dir: Path, prefix: str | None = None, bare_servers: bool = False
+    fabric: Fabric,
+    state_dir: Path,
+    prefix: str | None = None,
+    bare_servers: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the fabric's lab at factory state; provision servers unless bare."""
+    """Build the fabric's lab at factory state; provision servers unless bare.
+
+    ``progress`` is told each phase as it starts."""
     prefix = prefix or lab_prefix()
     from controller.lab import LabError, up
 
     try:
+        if progress:
+            progress(f"guest, {len(fabric.switches)} switches and {len(fabric.servers)} servers")
         state = up(lab_topology(fabric), state_dir, prefix=prefix)
+        if progress and not bare_servers:
+            progress("provisioning servers (bonds, addresses, routes)")
         servers = {} if bare_servers else provision_servers(fabric, state_dir)
     except LabError as exc:
         raise LabFabricError(fabric.intent.name, f"lab up failed: {exc}") from None

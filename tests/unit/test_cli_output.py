@@ -187,3 +187,28 @@ def test_nornir_writes_no_log_file(tmp_path: Path) -> None:
     assert results["p1-spine1"][0].result == "x"
     assert not (tmp_path / "nornir.log").exists()
     assert list(tmp_path.glob("*.log")) == []
+
+
+def test_lab_up_reports_each_phase_as_it_starts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from types import SimpleNamespace
+
+    from controller import labfabric
+    from controller.generator import build_fabric
+    from controller.intent import load_intent
+
+    seen: list[str] = []
+    monkeypatch.setattr(
+        "controller.lab.up",
+        lambda *a, **k: seen.append("up ran") or SimpleNamespace(name="x", mode="m", timings={}),
+    )
+    monkeypatch.setattr(labfabric, "provision_servers", lambda *a: seen.append("provisioned") or {})
+    fabric = build_fabric(load_intent(Path(LAB)))
+    labfabric.bring_up(fabric, tmp_path, prefix="dpt-", progress=seen.append)
+    assert seen == [
+        "guest, 8 switches and 2 servers",
+        "up ran",
+        "provisioning servers (bonds, addresses, routes)",
+        "provisioned",
+    ]
