@@ -38,7 +38,8 @@ GROUP_GAP = 26
 PLANE_GAP = 56
 PLANE_TITLE_H = 30
 TITLE_H = 34
-LEGEND_H = 40
+LEGEND_ITEM_W = 200
+LEGEND_ROW_H = 20
 ROW_GAP = 120
 SERVER_ROW_GAP = 130
 FRAME_PAD = 14
@@ -144,6 +145,25 @@ class Drawing:
     has_state: bool = False
     has_load: bool = False
     legend: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def legend_items(self) -> list[tuple[str, str, float, float]]:
+        """(key, text, x, y) of each legend entry, as many per row as the width holds."""
+        per_row = max(1, int((self.width - 2 * MARGIN) // LEGEND_ITEM_W))
+        return [
+            (key, text, (i % per_row) * LEGEND_ITEM_W, (i // per_row) * LEGEND_ROW_H)
+            for i, (key, text) in enumerate(self.legend)
+        ]
+
+    @property
+    def note_y(self) -> float:
+        rows = -(-len(self.legend) // max(1, int((self.width - 2 * MARGIN) // LEGEND_ITEM_W)))
+        return rows * LEGEND_ROW_H + 6
+
+
+def _height(legend_y: float, width: float, entries: int) -> float:
+    rows = -(-entries // max(1, int((width - 2 * MARGIN) // LEGEND_ITEM_W)))
+    return round(legend_y + rows * LEGEND_ROW_H + 6 + 18)
 
 
 def _rails(rails: tuple[int, ...]) -> str:
@@ -371,12 +391,14 @@ def _attach(bundles: list[Bundle], boxes: dict[str, Box]) -> list[Bundle]:
         fan[b.a] += 1
         fan[b.z] += 1
     spot: dict[tuple[str, str], tuple[float, float]] = {}
+    order: dict[tuple[str, str], int] = {}
     for (box_id, edge), members in edges.items():
         box = boxes[box_id]
         members.sort(key=lambda m: boxes[m[1]].cx)
         y = box.y + box.h if edge == "bottom" else box.y
         for i, (b, _) in enumerate(members):
             spot[(b.id, box_id)] = (round(box.x + box.w * (i + 1) / (len(members) + 1), 1), y)
+            order[(b.id, box_id)] = i
     middle = sum(b.cx for b in boxes.values()) / len(boxes)
     placed = []
     for b in bundles:
@@ -394,7 +416,10 @@ def _attach(bundles: list[Bundle], boxes: dict[str, Box]) -> list[Bundle]:
         (x1, y1), (x2, y2) = spot[(b.id, b.a)], spot[(b.id, b.z)]
         ym = round((y1 + y2) / 2, 1)
         path = f"M{x1},{y1} C{x1},{ym} {x2},{ym} {x2},{y2}"
-        t = 0.24 if fan[b.a] <= fan[b.z] else 0.76
+        near_a = fan[b.a] <= fan[b.z]
+        # neighbouring labels alternate in height so that they never overlap
+        step = 0.13 if order[(b.id, b.a if near_a else b.z)] % 2 else 0.0
+        t = 0.22 + step if near_a else 0.78 - step
         lx, ly = _on_curve(x1, y1, x2, y2, t)
         placed.append(replace(b, x1=x1, y1=y1, x2=x2, y2=y2, lx=lx, ly=ly, path=path))
     return placed
@@ -460,19 +485,21 @@ def build_drawing(fabric: Fabric) -> Drawing:
         [b for b in boxes if b.kind == "leaf" and b.plane == 2], label_above=False
     )
     legend_y = bottom + MARGIN
+    legend = (("plane1", "plane 1 cable"), ("plane2", "plane 2 cable")) + (
+        (("aux", "AUX cable (leaf pair)"),) if any(lk.kind == "aux" for lk in fabric.links) else ()
+    )
     by_id = {b.id: b for b in boxes}
     bundles = _attach(_bundles(fabric, boxes), by_id)
     return Drawing(
         title=title,
         width=round(width),
-        height=round(legend_y + LEGEND_H),
+        height=_height(legend_y, width, len(legend)),
         boxes=tuple(boxes),
         bundles=tuple(bundles),
         frames=tuple(frames),
         aggregated=tuple(notes),
         legend_y=round(legend_y),
-        legend=(("plane1", "plane 1 cable"), ("plane2", "plane 2 cable"))
-        + ((("aux", "AUX cable (leaf pair)"),) if any(b.kind == "aux" for b in bundles) else ()),
+        legend=legend,
     )
 
 
@@ -582,4 +609,5 @@ def apply_state(
         has_state=verify is not None,
         has_load=simulate is not None,
         legend=tuple(legend),
+        height=_height(drawing.legend_y, drawing.width, len(legend)),
     )
