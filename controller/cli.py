@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from controller import clab, labfabric
-from controller.deploy import load_maintenance
+from controller import clab, labfabric, opstate
+from controller.deploy import maintenance_book
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
@@ -57,8 +57,30 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+_STATE_DIR: list[Path | None] = [None]
+
+
+@app.callback()
+def _options(
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            envvar="DPCTL_STATE_DIR",
+            help="Operator state root (lock, drain states, config backups, Ansible runs), one "
+            "folder per fabric inside: <root>/<fabric name>/. Default: .dpctl next to the "
+            "intent file.",
+        ),
+    ] = None,
+) -> None:
+    """Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics."""
+    _STATE_DIR[0] = state_dir
+
+
 def load_fabric(path: Path) -> Fabric:
-    return build_fabric(load_intent(path))
+    fabric = build_fabric(load_intent(path))
+    opstate.bind(fabric.intent.name, path, _STATE_DIR[0])
+    return fabric
 
 
 PLAN_COLUMNS = (
@@ -613,9 +635,10 @@ def lab_status(
         name = load_intent(fabric).name
         sdir = state_dir or labfabric.lab_dir(name)
         report = status(sdir)
-        drained = load_maintenance(load_fabric(fabric))
+        book = maintenance_book(load_fabric(fabric))
         for node, info in report["nodes"].items():
-            info["maintenance"] = drained.get(node, "none")
+            info["maintenance"] = book[node].state if node in book else "none"
+            info["maintenance_pending"] = book[node].pending if node in book else None
     except LabError as exc:
         fail(DpctlError("lab", str(exc)), as_json)
     except DpctlError as exc:
@@ -630,6 +653,8 @@ def lab_status(
         state = (
             "in service" if info["maintenance"] == "none" else f"drained ({info['maintenance']})"
         )
+        if info["maintenance_pending"]:
+            state += f", [yellow]step to {info['maintenance_pending']} in progress[/]"
         table.add_row(
             node,
             info["role"],

@@ -6,7 +6,7 @@ servers are reached through the lab's guest (ProxyCommand) with the lab's key an
 known_hosts; otherwise with the intent's credentials reference (`ssh_key_file`).
 
 Each run keeps its artifacts (inventory, events, stdout) under
-``$DPCTL_STATE_DIR/ansible/<fabric>/<timestamp>/`` (default ``.dpctl/``).
+``ansible/<timestamp>-<action>/`` in the fabric's state folder (`controller.opstate`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from controller import opstate
 from controller.ansible_inventory import SshAccess, build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
@@ -102,10 +103,6 @@ class HostsResult:
         }
 
 
-def state_root() -> Path:
-    return Path(os.environ.get("DPCTL_STATE_DIR", ".dpctl"))
-
-
 def require_ansible() -> None:
     """ansible-runner drives `ansible-playbook` (ansible-core): both must be installed."""
     if importlib.util.find_spec("ansible_runner") is None:
@@ -151,7 +148,7 @@ def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
 
 def _run_dir(fabric: Fabric, action: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = state_root() / "ansible" / fabric.intent.name / f"{stamp}-{action}"
+    path = opstate.ansible_dir(fabric.intent.name) / f"{stamp}-{action}"
     path.mkdir(parents=True, exist_ok=False)
     return path.resolve()
 
