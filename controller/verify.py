@@ -290,12 +290,12 @@ def verify(
     names = select_devices(fabric, plane, None)
     access = access or fabric_access(fabric)
     evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
+    book = maintenance_book(fabric)  # a corrupt record stops verify before any switch
     nr = build_nornir(fabric, names, access)
     try:
         results = nr.run(task=collect, evpn=evpn)
     finally:
         nr.close_connections(on_good=True, on_failed=True)
-    book = maintenance_book(fabric)
     drained = committed(book)
     checks: list[Check] = []
     states: dict[str, dict[str, Any]] = {}
