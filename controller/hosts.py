@@ -146,6 +146,20 @@ def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
     return SshAccess(user=creds.username, key_file=key)
 
 
+def config_root(fabric: Fabric, lab_state: Path | None = None) -> str:
+    """Where a server's persistent network configuration goes: ``/`` on real servers; in the
+    fabric's lab, whose servers are namespaces of one machine sharing its filesystem, a folder
+    of its own per server in the lab's run directory (an Ansible template per host)."""
+    from controller.lab import LabStateError, load_state
+    from controller.lab.scripts import run_dir
+
+    try:
+        state = load_state(lab_state or lab_dir(fabric.intent.name))
+    except LabStateError:
+        return "/"
+    return f"{run_dir(state.prefix)}/servers/{{{{ inventory_hostname }}}}"
+
+
 def _run_dir(fabric: Fabric, action: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = opstate.ansible_dir(fabric.intent.name) / f"{stamp}-{action}"
@@ -227,7 +241,7 @@ def run_hosts(
         inventory=inventory,
         cmdline=cmdline or None,
         envvars=envvars,
-        extravars=extravars or {},
+        extravars={"dpctl_config_root": config_root(fabric), **(extravars or {})},
         quiet=True,
         json_mode=False,
         ident="run",
