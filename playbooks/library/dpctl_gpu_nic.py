@@ -50,6 +50,7 @@ options:
   roce: {type: dict, default: {}}
   peers: {type: list, elements: dict, default: []}
   neighbour_timeout: {type: float, default: 12}
+  settle_s: {type: float, default: 60}
   config_root: {type: str, default: /}
   persistent: {type: bool, default: true}
 """
@@ -340,7 +341,25 @@ def _neigh_state(run: Run, bond: str, gateway: str) -> str:
     return ",".join(entries[0].get("state", [])) if entries else "none"
 
 
-def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
+def verify_nics(
+    run: Run, p: dict[str, Any], sleep: Any = time.sleep, clock: Any = time.monotonic
+) -> tuple[list[dict[str, Any]], float]:
+    """Every check, repeated until all pass or ``settle_s`` has passed (the NICs' ARP
+    keep-alives make the leaves learn them and advertise their /32s, LACP aggregates: right
+    after a configure, peers answer only once the planes have converged). Returns the last
+    checks and the seconds waited; a check still failing at the bound has failed."""
+    start = clock()
+    deadline = start + float(p.get("settle_s", 60))
+    neighbour_timeout = float(p.get("neighbour_timeout", 12))
+    while True:
+        checks = verify_once(run, p, neighbour_timeout)
+        if all(c["ok"] for c in checks) or clock() >= deadline:
+            return checks, round(clock() - start, 1)
+        neighbour_timeout = 2.0
+        sleep(3.0)
+
+
+def verify_once(run: Run, p: dict[str, Any], neighbour_timeout: float) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = []
     state = read_state(run, p["nics"])
     links = state["links"]
@@ -367,7 +386,7 @@ def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
             if p["bond_options"].get("mode") == "802.3ad" and aggregator is not None:
                 agg = slave.get("ad_aggregator_id")
                 add(nic, f"{port} LACP aggregated", agg == aggregator, f"{agg} vs {aggregator}")
-    deadline = time.monotonic() + float(p.get("neighbour_timeout", 12))
+    deadline = time.monotonic() + neighbour_timeout
     pending = list(p["nics"])
     states: dict[str, str] = {}
     while pending:
@@ -663,6 +682,26 @@ def apply_plan(run: Run, plan: dict[str, Any]) -> None:
         ).wait()
 
 
+APPLY_SETTLE_S = 10.0
+"""How long configure waits for what it applied to read back (a started keep-alive shows as
+`ping` only once setsid's child has exec'd: 0.2 s was not always enough on a loaded server)."""
+
+
+def wait_applied(
+    run: Run, p: dict[str, Any], sleep: Any = time.sleep, clock: Any = time.monotonic
+) -> dict[str, list[str]]:
+    """What is still not as intended after applying, once it reads back or after
+    APPLY_SETTLE_S (then the leftovers, an error); nothing is applied again meanwhile."""
+    deadline = clock() + APPLY_SETTLE_S
+    while True:
+        sleep(0.2)
+        state = read_state(run, p["nics"])
+        left = {n["bond"]: plan_nic(state, n, p)["why"] for n in p["nics"]}
+        left = {b: w for b, w in left.items() if w}
+        if not left or clock() >= deadline:
+            return left
+
+
 def networkd_reload(run: Run, bonds: list[str]) -> None:
     for argv in (["networkctl", "reload"], ["networkctl", "reconfigure", *bonds]):
         rc, _, err = run(argv)
@@ -687,10 +726,7 @@ def configure(run: Run, p: dict[str, Any], check: bool, root: str | None = None)
         for plan in plans.values():
             apply_plan(run, plan)
         if changed:
-            time.sleep(0.2)  # let setsid's ping exec before it is looked for
-            state = read_state(run, p["nics"])
-            left = {b: plan_nic(state, n, p)["why"] for b, n in ((n["bond"], n) for n in p["nics"])}
-            left = {b: w for b, w in left.items() if w}
+            left = wait_applied(run, p)
             if left:
                 raise RuntimeError(f"did not converge: {json.dumps(left, sort_keys=True)}")
     roce = p.get("roce") or {}
@@ -729,6 +765,7 @@ def main() -> None:
             "roce": {"type": "dict", "default": {}},
             "peers": {"type": "list", "elements": "dict", "default": []},
             "neighbour_timeout": {"type": "float", "default": 12.0},
+            "settle_s": {"type": "float", "default": 60.0},
             "config_root": {"type": "str", "default": "/"},
             "persistent": {"type": "bool", "default": True},
         },
@@ -737,15 +774,17 @@ def main() -> None:
     p = module.params
     try:
         if p["action"] == "verify":
-            checks = verify_nics(run_cmd, p)
+            checks, waited = verify_nics(run_cmd, p)
             failed = [c for c in checks if not c["ok"]]
             msg = (
-                f"{len(checks) - len(failed)}/{len(checks)} checks passed"
+                f"{len(checks) - len(failed)}/{len(checks)} checks passed ({waited} s)"
                 if not failed
-                else "failed: "
+                else f"failed after waiting {waited} s for convergence: "
                 + "; ".join(f"{c['bond']} {c['check']} ({c['detail']})" for c in failed)
             )
-            module.exit_json(changed=False, failed=bool(failed), checks=checks, msg=msg)
+            module.exit_json(
+                changed=False, failed=bool(failed), checks=checks, msg=msg, waited_s=waited
+            )
         root = p["config_root"] if p["persistent"] else None
         result = configure(run_cmd, p, module.check_mode, root)
         msg = "; ".join(result["roce_skipped"]) or "configured"

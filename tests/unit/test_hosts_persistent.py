@@ -130,3 +130,57 @@ def test_configure_with_root_applies_what_the_files_say(
         NIC.configure(run, p, check=False, root=str(tmp_path))
     assert any("via 10.254.0.1" in line for line in applied[0]["ip"])
     assert applied[0]["ping"][-1] == "10.254.0.1"
+
+
+# -- convergence bounds (the flaky host check) ----------------------------------------------
+def test_verify_waits_for_convergence_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a configure, checks fail until the planes converge: verify repeats them
+    until they pass or settle_s has passed; at the bound the failures are reported."""
+    passes: list[float] = []
+    now = [0.0]
+    results = iter([False, False, True])
+
+    def once(run: Any, p: dict[str, Any], neighbour_timeout: float) -> list[dict[str, Any]]:
+        passes.append(neighbour_timeout)
+        now[0] += 5.0
+        return [{"bond": "gpu1", "check": "peer ping", "ok": next(results), "detail": ""}]
+
+    monkeypatch.setattr(NIC, "verify_once", once)
+    sleep = lambda s: now.__setitem__(0, now[0] + s)  # noqa: E731
+    clock = lambda: now[0]  # noqa: E731
+    checks, waited = NIC.verify_nics(None, {"settle_s": 60}, sleep, clock)
+    assert checks[0]["ok"] and len(passes) == 3 and waited == 21.0
+    assert passes == [12.0, 2.0, 2.0]  # the full neighbour wait only on the first pass
+    results = iter([False] * 100)
+    now[0] = 0.0
+    checks, waited = NIC.verify_nics(None, {"settle_s": 20}, sleep, clock)
+    assert not checks[0]["ok"] and 20.0 <= waited < 30.0  # bounded, then failed
+
+
+def test_configure_waits_for_the_keepalive_to_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keep-alive shows as `ping` only once setsid's child has exec'd: configure waits
+    for what it applied to read back (up to APPLY_SETTLE_S) instead of a fixed 0.2 s."""
+    p = _server_params("evpn-mh")
+    nic = p["nics"][0]
+    p = {**p, "nics": [nic]}
+    reads = [0]
+    ping = NIC.keepalive_argv(nic, p["arp_keepalive_s"])
+
+    def read_state(run: Any, nics: Any) -> dict[str, Any]:
+        reads[0] += 1
+        from tests.unit.test_hosts import _converged
+
+        state = _converged(p, nic)
+        state["pings"] = [ping] if reads[0] >= 4 else [["setsid", "-f", *ping]]
+        return state
+
+    monkeypatch.setattr(NIC, "read_state", read_state)
+    now = [0.0]
+    sleep = lambda s: now.__setitem__(0, now[0] + s)  # noqa: E731
+    assert NIC.wait_applied(None, p, sleep, lambda: now[0]) == {}
+    assert reads[0] == 4
+    reads[0] = -1000  # never shows: the leftover is reported at the bound
+    now[0] = 0.0
+    left = NIC.wait_applied(None, p, sleep, lambda: now[0])
+    assert list(left) == [nic["bond"]] and "keep-alive" in left[nic["bond"]][0]
+    assert now[0] >= NIC.APPLY_SETTLE_S
