@@ -1,6 +1,8 @@
 """Repeat the host-side sequence on a fresh lab N times per dual-leaf mode (a script, not a test):
 lab up (bare servers) -> deploy plane 1 -> deploy plane 2 -> hosts configure -> hosts verify
--> hosts configure again. A run passes when every step is ok and the second configure changes
+-> hosts configure again. Between configure and verify, a diagnostic verify with no
+convergence wait (settle_s 0, the behaviour before the fix) records what fails right after a
+configure. A run passes when every step is ok and the second configure changes
 nothing. Prints one JSON line per run (timings, failed checks, what the second configure
 changed) and a summary per mode.
 
@@ -63,17 +65,22 @@ def one_run(fabric: Fabric, prefix: str) -> dict[str, Any]:
                 return row
         first = run_hosts(fabric, "configure")
         secs["hosts configure"] = first.seconds
+        # diagnosis: the same checks once, at once (no convergence wait: the old behaviour)
+        at_once = run_hosts(fabric, "verify", extravars={"dpctl_settle_s": 0})
+        secs["hosts verify at once"] = at_once.seconds
         verify = run_hosts(fabric, "verify")
         secs["hosts verify"] = verify.seconds
         second = run_hosts(fabric, "configure")
         secs["hosts configure again"] = second.seconds
         row.update(
             configure_ok=first.ok,
+            verify_at_once_ok=at_once.ok,
+            verify_at_once_failed=_failed_checks(at_once),
             verify_ok=verify.ok,
+            verify_waited_s={
+                n: h.message.split("(")[-1].split(" s")[0] for n, h in verify.hosts.items()
+            },
             verify_failed=_failed_checks(verify),
-            verify_converging=sorted(
-                n for n, h in verify.hosts.items() if h.message.startswith("converging")
-            ),
             second_ok=second.ok,
             second_changed=second.changed,
             second_changes=_changes(second),
