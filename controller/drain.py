@@ -145,9 +145,13 @@ def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> Devi
     devices = set(fabric.switch_by_name)
     name = fabric.intent.name
     maintenance = opstate.begin_step(name, devices, leaf, state)
-    outcome = deploy(fabric, device=leaf, access=access, maintenance=maintenance, lock_held=True)[
-        leaf
-    ]
+    try:
+        outcome = deploy(
+            fabric, device=leaf, access=access, maintenance=maintenance, lock_held=True
+        )[leaf]
+    except Exception:  # raised before any switch was touched (deploy reports per device)
+        opstate.end_step(name, devices, leaf, committed_ok=False)
+        raise
     if outcome.ok:
         opstate.end_step(name, devices, leaf, committed_ok=True)
     elif outcome.rolled_back or outcome.backup is None:  # never committed, or undone
