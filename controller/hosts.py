@@ -31,6 +31,7 @@ PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
 Action = Literal["configure", "verify", "host_ports"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
+LAB_CONNECT_TIMEOUT_S = 30
 
 
 class HostsError(DpctlError):
@@ -140,6 +141,9 @@ def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
             known_hosts=args.get("known_hosts"),
             jump_host=args.get("jump_host"),
             jump_port=args.get("jump_port"),
+            # the lab's servers sit behind an emulated (TCG) guest: under load their SSH
+            # banner took over 10 s right after a deploy (every server "unreachable")
+            connect_timeout=LAB_CONNECT_TIMEOUT_S,
         )
     creds = fabric.intent.credentials
     key = os.path.expanduser(creds.ssh_key_file) if creds.ssh_key_file else None
