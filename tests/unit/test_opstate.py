@@ -38,6 +38,7 @@ def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-lab"))
     monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(opstate, "_bound", {})  # bindings made here end with the test
     return folder / "fabric.yaml"
 
 
