@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from controller import __version__, clab, labfabric
+from controller import __version__, clab, labfabric, opstate
 from controller.cli_output import (
     EXIT_CODES_HELP,
     drain_lines,
@@ -20,7 +20,7 @@ from controller.cli_output import (
     status,
     verify_summary,
 )
-from controller.deploy import load_maintenance
+from controller.deploy import maintenance_book
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.generator import build_fabric
@@ -55,18 +55,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def _main(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics."""
-
-
 def fail(exc: DpctlError, as_json: bool) -> NoReturn:
     """Name the field or device and the reason, exit non-zero; never a traceback."""
     if as_json:
@@ -83,8 +71,36 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+_STATE_DIR: list[Path | None] = [None]
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            envvar="DPCTL_STATE_DIR",
+            help="Operator state root (lock, drain states, config backups, Ansible runs), one "
+            "folder per fabric inside: <root>/<fabric name>/. Default: .dpctl next to the "
+            "intent file.",
+        ),
+    ] = None,
+) -> None:
+    """Plan, generate, render, deploy and verify dual-plane rail-optimized GPU fabrics."""
+    _STATE_DIR[0] = state_dir
+
+
 def load_fabric(path: Path) -> Fabric:
-    return build_fabric(load_intent(path))
+    fabric = build_fabric(load_intent(path))
+    opstate.bind(fabric.intent.name, path, _STATE_DIR[0])
+    return fabric
 
 
 PLAN_COLUMNS = (
@@ -484,7 +500,7 @@ def drain(
     hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, graceful-shutdown, [servers off it], isolate,
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, (with --hosts-first, servers off it), isolate,
     verify."""
     from controller.drain import drain as run_drain
 
@@ -610,9 +626,10 @@ def lab_status(
         name = load_intent(fabric).name
         sdir = state_dir or labfabric.lab_dir(name)
         report = status(sdir)
-        drained = load_maintenance(load_fabric(fabric))
+        book = maintenance_book(load_fabric(fabric))
         for node, info in report["nodes"].items():
-            info["maintenance"] = drained.get(node, "none")
+            info["maintenance"] = book[node].state if node in book else "none"
+            info["maintenance_pending"] = book[node].pending if node in book else None
     except LabError as exc:
         fail(DpctlError("lab", str(exc)), as_json)
     except DpctlError as exc:
@@ -627,6 +644,8 @@ def lab_status(
         state = (
             "in service" if info["maintenance"] == "none" else f"drained ({info['maintenance']})"
         )
+        if info["maintenance_pending"]:
+            state += f", [yellow]step to {info['maintenance_pending']} in progress[/]"
         table.add_row(
             node,
             info["role"],

@@ -4,22 +4,23 @@ Per device: load the rendered bundle as a replace candidate, diff it; on a real 
 running config to disk (timestamped), commit (the driver saves its own rollback point first),
 then post-check: the config reads back as intended, BGP sessions that were up stay up and
 sessions to peers deployed in the same run come up. A device failing its post-check is rolled
-back automatically; the others carry on. One deploy at a time (a lock file).
+back automatically; the others carry on. One operation at a time per fabric (the lock, the
+backups and the drain states live in the fabric's state folder: `controller.opstate`).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nornir.core.task import Result, Task
 
+from controller import opstate
 from controller.connection import Access, build_nornir, fabric_access
 from controller.drivers import bundle
 from controller.errors import DpctlError
@@ -30,38 +31,12 @@ from controller.render.engine import render_fabric, select_devices
 POST_CHECK_TIMEOUT_S = float(os.environ.get("DPCTL_POST_CHECK_TIMEOUT", "90"))
 
 
-class DeployLocked(DpctlError):
-    """Another deploy holds the lock."""
+DeployLocked = opstate.OperationLocked
+"""Another deploy, drain, undrain or rollback of the fabric holds its lock."""
 
 
-def state_root() -> Path:
-    return Path(os.environ.get("DPCTL_STATE_DIR", ".dpctl"))
-
-
-@contextmanager
-def deploy_lock(fabric_name: str) -> Iterator[None]:
-    path = state_root() / f"{fabric_name}.deploy.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "unknown"
-        handle.close()
-        raise DeployLocked(
-            str(path),
-            f"another deploy of {fabric_name} is running (pid {holder}); nothing was changed",
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(str(os.getpid()))
-    handle.flush()
-    try:
-        yield
-    finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
+def deploy_lock(fabric_name: str) -> AbstractContextManager[None]:
+    return opstate.operation_lock(fabric_name, "deploy")
 
 
 @dataclass
@@ -95,7 +70,7 @@ def _wait_sessions(connection: Any, wanted: set[str], timeout: float) -> tuple[b
 
 
 def _backup(fabric: str, device: str, running: str) -> str:
-    folder = state_root() / "backups" / fabric / device
+    folder = opstate.backup_dir(fabric, device)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (
         time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}.cfg"
@@ -183,17 +158,26 @@ def deploy(
     maintenance: dict[str, Maintenance] | None = None,
     progress: Callable[[str, str], None] | None = None,
     rendered: dict[str, dict[str, str]] | None = None,
+    lock_held: bool = False,
 ) -> dict[str, DeviceOutcome]:
     """Deploy the selected switches; returns an outcome per device (never raises per device).
 
     ``rendered`` replaces the rendering step (tests use it to push a config a device rejects).
+    ``lock_held``: the caller holds the fabric's lock (a drain step); otherwise deploy takes it.
     """
     names = select_devices(fabric, plane, device)
-    files = rendered or render_fabric(
-        fabric, plane=plane, device=device, maintenance=maintenance or load_maintenance(fabric)
-    )
     access = access or fabric_access(fabric)
-    with deploy_lock(fabric.intent.name):
+    if lock_held:
+        opstate.require_lock(fabric.intent.name)
+    with nullcontext() if lock_held else deploy_lock(fabric.intent.name):
+        if maintenance is None:  # the recorded drain states; not while a step is open
+            book = maintenance_book(fabric)
+            if not dry_run:
+                opstate.refuse_pending(book, names)
+            maintenance = opstate.committed(book)
+        files = rendered or render_fabric(
+            fabric, plane=plane, device=device, maintenance=maintenance
+        )
         nr = build_nornir(fabric, names, access)
         try:
             results = nr.run(
@@ -216,18 +200,17 @@ def deploy(
 
 
 def maintenance_file(fabric: Fabric) -> Path:
-    return state_root() / f"{fabric.intent.name}.maintenance.json"
+    return opstate.maintenance_path(fabric.intent.name)
+
+
+def maintenance_book(fabric: Fabric) -> dict[str, opstate.LeafState]:
+    """Every switch's drain state and open step (a corrupt file is a StateError)."""
+    return opstate.read_maintenance(fabric.intent.name, set(fabric.switch_by_name))
 
 
 def load_maintenance(fabric: Fabric) -> dict[str, Maintenance]:
     """Switches in maintenance (drained), so a deploy keeps them drained."""
-    import json
-
-    path = maintenance_file(fabric)
-    if not path.exists():
-        return {}
-    data: dict[str, Maintenance] = json.loads(path.read_text())
-    return data
+    return opstate.committed(maintenance_book(fabric))
 
 
 def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -> DeviceOutcome:
@@ -241,7 +224,7 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
         connection.rollback()
         return Result(host=task.host, result=DeviceOutcome(ok=True, changed=True, rolled_back=True))
 
-    with deploy_lock(fabric.intent.name):
+    with opstate.operation_lock(fabric.intent.name, f"rollback {device}"):
         try:
             result = nr.run(task=task)[device][0]
         finally:

@@ -7,8 +7,11 @@ takes the ports away; (3) isolate: host /32s withdrawn and host-facing ports dow
 servers behind it go single-plane); (4) verify. Undrain reverses it and holds the host
 ports down until the leaf's BGP sessions are up again (lab-facts: hosts switching back at
 once lost 3.3 s), then brings them up, and last (``hosts_first``) the servers' ports.
-Each step is an ordinary deploy of that one leaf with its maintenance state, so the state is
-recorded (.dpctl/<fabric>.maintenance.json) and every later deploy keeps it.
+Each step is a deploy of that one leaf with its maintenance state. The whole drain or undrain
+holds the fabric's lock (pre-checks included, so two operators cannot drain both leaves of a
+pair); each step is recorded as in progress before its deploy and committed only after it
+(`controller.opstate`), so every later deploy keeps the leaf as it really is. Undrain of a
+leaf in service is refused, changing nothing.
 
 Both planes are independent: while a leaf is out, remote hosts that hash a flow into its
 plane toward the servers behind it lose that flow, unless cross-plane protection gives the
@@ -17,8 +20,6 @@ sender's leaf a backup path over the AUX link to its pair. The impact report say
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -26,9 +27,10 @@ from typing import Any, Literal
 
 from nornir.core.task import Result, Task
 
+from controller import opstate
 from controller.ansible_inventory import SshAccess
 from controller.connection import Access, build_nornir, fabric_access
-from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
+from controller.deploy import DeviceOutcome, deploy, maintenance_book
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.hosts import HostsResult, set_leaf_facing_ports
@@ -136,23 +138,25 @@ def impact(fabric: Fabric, leaf: str) -> list[str]:
     return lines
 
 
-def save_maintenance(fabric: Fabric, leaf: str, state: Maintenance) -> dict[str, Maintenance]:
-    current = load_maintenance(fabric)
-    if state == "none":
-        current.pop(leaf, None)
-    else:
-        current[leaf] = state
-    path = maintenance_file(fabric)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return current
-
-
 def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> DeviceOutcome:
-    maintenance = save_maintenance(fabric, leaf, state)
-    return deploy(fabric, device=leaf, access=access, maintenance=maintenance)[leaf]
+    """One deploy of ``leaf`` at ``state``: recorded as in progress first, committed only if
+    the deploy did; a rolled-back deploy leaves the committed state; an outcome that is not
+    known (rollback failed, or an exception) leaves the step open (pending)."""
+    devices = set(fabric.switch_by_name)
+    name = fabric.intent.name
+    maintenance = opstate.begin_step(name, devices, leaf, state)
+    try:
+        outcome = deploy(
+            fabric, device=leaf, access=access, maintenance=maintenance, lock_held=True
+        )[leaf]
+    except Exception:  # raised before any switch was touched (deploy reports per device)
+        opstate.end_step(name, devices, leaf, committed_ok=False)
+        raise
+    if outcome.ok:
+        opstate.end_step(name, devices, leaf, committed_ok=True)
+    elif outcome.rolled_back or outcome.backup is None:  # never committed, or undone
+        opstate.end_step(name, devices, leaf, committed_ok=False)
+    return outcome
 
 
 def _switch_steps(
@@ -231,6 +235,39 @@ def _prepare(fabric: Fabric, leaf: str, action: str, access: Access) -> DrainRep
     )
 
 
+DRAIN_STEPS: dict[Maintenance, tuple[Maintenance, ...]] = {
+    "none": ("graceful-shutdown", "isolated"),
+    "graceful-shutdown": ("isolated",),
+    "returning": ("isolated",),  # host ports are down already: no bounce through GS
+    "isolated": (),
+}
+UNDRAIN_STEPS: dict[Maintenance, tuple[Maintenance, ...]] = {
+    "isolated": ("returning", "none"),
+    "graceful-shutdown": ("returning", "none"),
+    "returning": ("none",),
+    "none": ("none",),  # only reached with a step open: settle the leaf in service
+}
+
+
+class UndrainRefused(DpctlError):
+    """The leaf is in service: there is nothing to undrain, and nothing was changed."""
+
+
+def drain_steps(current: opstate.LeafState) -> tuple[Maintenance, ...]:
+    """The switch steps a drain still has to take from the leaf's recorded state (pure); an
+    open step is redone from the last committed state."""
+    return DRAIN_STEPS[current.state]
+
+
+def undrain_steps(leaf: str, current: opstate.LeafState) -> tuple[Maintenance, ...]:
+    """The switch steps of an undrain (pure); a leaf in service with no open step is refused."""
+    if current.state == "none" and current.pending is None:
+        raise UndrainRefused(
+            leaf, "is in service (not drained): nothing to undrain; nothing was changed"
+        )
+    return UNDRAIN_STEPS[current.state]
+
+
 def drain(
     fabric: Fabric,
     leaf: str,
@@ -241,9 +278,29 @@ def drain(
     hosts_first: bool = False,
     hosts_access: SshAccess | None = None,
 ) -> DrainReport:
-    """Drain ``leaf``; with ``hosts_first`` the servers move off it first (Ansible)."""
+    """Drain ``leaf``; with ``hosts_first`` the servers move off it first (Ansible). Holds
+    the fabric's lock from the pre-checks to the end."""
     access = access or fabric_access(fabric)
     report = _prepare(fabric, leaf, "drain", access)
+    with opstate.operation_lock(fabric.intent.name, f"drain {leaf}"):
+        return _drain_locked(
+            fabric, report, dry_run, force, access, progress, hosts_first, hosts_access
+        )
+
+
+def _drain_locked(
+    fabric: Fabric,
+    report: DrainReport,
+    dry_run: bool,
+    force: bool,
+    access: Access,
+    progress: Callable[[str, str], None] | None,
+    hosts_first: bool,
+    hosts_access: SshAccess | None,
+) -> DrainReport:
+    leaf = report.leaf
+    book = maintenance_book(fabric)
+    steps = drain_steps(book.get(leaf, opstate.LeafState()))
     if hosts_first:
         report.impact.insert(
             0,
@@ -256,7 +313,7 @@ def drain(
         partner_state = nr.run(task=read_partner)[report.partner][0].result
     finally:
         nr.close_connections(on_good=True, on_failed=True)
-    report.refusals = pre_checks(fabric, leaf, partner_state, load_maintenance(fabric))
+    report.refusals = pre_checks(fabric, leaf, partner_state, opstate.committed(book))
     report.forced, report.dry_run = force and bool(report.refusals), dry_run
     if report.refusals and not force:
         raise DrainRefused(leaf, "refused: " + "; ".join(report.refusals) + " (--force overrides)")
@@ -266,11 +323,13 @@ def drain(
     # graceful-shutdown first even with the host step: the plane stops sending to the leaf
     # before its servers take their ports away (host step first lost 2.2 s of the flows
     # into the leaf with cross-plane protection, switch step first none: failure matrix)
-    if not _switch_steps(fabric, report, ("graceful-shutdown",), access, progress):
+    first = tuple(s for s in steps if s == "graceful-shutdown")
+    if not _switch_steps(fabric, report, first, access, progress):
         return report
     if hosts_first and not _host_step(fabric, report, "down", hosts_access, progress):
         return report
-    if not _switch_steps(fabric, report, ("isolated",), access, progress):
+    rest = tuple(s for s in steps if s != "graceful-shutdown")
+    if not _switch_steps(fabric, report, rest, access, progress):
         return report
     report.checks_failed = [
         c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
@@ -288,29 +347,32 @@ def undrain(
     hosts_first: bool = False,
     hosts_access: SshAccess | None = None,
 ) -> DrainReport:
-    """Undrain ``leaf``; with ``hosts_first`` the servers' ports to it come back last."""
+    """Undrain ``leaf``; with ``hosts_first`` the servers' ports to it come back last.
+    Refused for a leaf in service; holds the fabric's lock throughout."""
     access = access or fabric_access(fabric)
     report = _prepare(fabric, leaf, "undrain", access)
-    report.impact = [
-        f"servers {', '.join(report.servers)} return to both planes once "
-        f"{leaf}'s BGP sessions are up (host ports held down until then)"
-    ]
-    if hosts_first:
-        report.impact.append(
-            f"then the servers bring their ports to {leaf} back into their bonds (Ansible)"
-        )
-    report.dry_run = dry_run
-    if dry_run:
-        report.ok = True
+    with opstate.operation_lock(fabric.intent.name, f"undrain {leaf}"):
+        steps = undrain_steps(leaf, maintenance_book(fabric).get(leaf, opstate.LeafState()))
+        report.impact = [
+            f"servers {', '.join(report.servers)} return to both planes once "
+            f"{leaf}'s BGP sessions are up (host ports held down until then)"
+        ]
+        if hosts_first:
+            report.impact.append(
+                f"then the servers bring their ports to {leaf} back into their bonds (Ansible)"
+            )
+        report.dry_run = dry_run
+        if dry_run:
+            report.ok = True
+            return report
+        # "returning": policy back to normal, host ports still down; deploy's post-check
+        # waits for the leaf's sessions, only then do the host ports come up.
+        if not _switch_steps(fabric, report, steps, access, progress):
+            return report
+        if hosts_first and not _host_step(fabric, report, "up", hosts_access, progress):
+            return report
+        report.checks_failed = [
+            c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
+        ]
+        report.ok = not report.checks_failed
         return report
-    # "returning": policy back to normal, host ports still down; deploy's post-check waits
-    # for the leaf's sessions, only then do the host ports come up.
-    if not _switch_steps(fabric, report, ("returning", "none"), access, progress):
-        return report
-    if hosts_first and not _host_step(fabric, report, "up", hosts_access, progress):
-        return report
-    report.checks_failed = [
-        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
-    ]
-    report.ok = not report.checks_failed
-    return report

@@ -6,7 +6,7 @@ servers are reached through the lab's guest (ProxyCommand) with the lab's key an
 known_hosts; otherwise with the intent's credentials reference (`ssh_key_file`).
 
 Each run keeps its artifacts (inventory, events, stdout) under
-``$DPCTL_STATE_DIR/ansible/<fabric>/<timestamp>/`` (default ``.dpctl/``).
+``ansible/<timestamp>-<action>/`` in the fabric's state folder (`controller.opstate`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from controller import opstate
 from controller.ansible_inventory import SshAccess, build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
@@ -30,6 +31,7 @@ PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
 Action = Literal["configure", "verify", "host_ports"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
+LAB_CONNECT_TIMEOUT_S = 30
 
 
 class HostsError(DpctlError):
@@ -102,10 +104,6 @@ class HostsResult:
         }
 
 
-def state_root() -> Path:
-    return Path(os.environ.get("DPCTL_STATE_DIR", ".dpctl"))
-
-
 def require_ansible() -> None:
     """ansible-runner drives `ansible-playbook` (ansible-core): both must be installed."""
     if importlib.util.find_spec("ansible_runner") is None:
@@ -143,15 +141,32 @@ def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
             known_hosts=args.get("known_hosts"),
             jump_host=args.get("jump_host"),
             jump_port=args.get("jump_port"),
+            # the lab's servers sit behind an emulated (TCG) guest: under load their SSH
+            # banner took over 10 s right after a deploy (every server "unreachable")
+            connect_timeout=LAB_CONNECT_TIMEOUT_S,
         )
     creds = fabric.intent.credentials
     key = os.path.expanduser(creds.ssh_key_file) if creds.ssh_key_file else None
     return SshAccess(user=creds.username, key_file=key)
 
 
+def config_root(fabric: Fabric, lab_state: Path | None = None) -> str:
+    """Where a server's persistent network configuration goes: ``/`` on real servers; in the
+    fabric's lab, whose servers are namespaces of one machine sharing its filesystem, a folder
+    of its own per server in the lab's run directory (an Ansible template per host)."""
+    from controller.lab import LabStateError, load_state
+    from controller.lab.scripts import run_dir
+
+    try:
+        state = load_state(lab_state or lab_dir(fabric.intent.name))
+    except LabStateError:
+        return "/"
+    return f"{run_dir(state.prefix)}/servers/{{{{ inventory_hostname }}}}"
+
+
 def _run_dir(fabric: Fabric, action: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = state_root() / "ansible" / fabric.intent.name / f"{stamp}-{action}"
+    path = opstate.ansible_dir(fabric.intent.name) / f"{stamp}-{action}"
     path.mkdir(parents=True, exist_ok=False)
     return path.resolve()
 
@@ -230,7 +245,7 @@ def run_hosts(
         inventory=inventory,
         cmdline=cmdline or None,
         envvars=envvars,
-        extravars=extravars or {},
+        extravars={"dpctl_config_root": config_root(fabric), **(extravars or {})},
         quiet=True,
         json_mode=False,
         ident="run",

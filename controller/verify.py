@@ -14,8 +14,9 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from controller.connection import Access, build_nornir, fabric_access
-from controller.deploy import load_maintenance
+from controller.deploy import maintenance_book
 from controller.facts import Fabric
+from controller.opstate import LeafState, committed
 from controller.render.device import build_device
 from controller.render.engine import select_devices
 
@@ -255,13 +256,27 @@ POLICY_OF = {
 
 
 def check_maintenance(
-    fabric: Fabric, name: str, state: dict[str, Any], drained: Mapping[str, str]
+    fabric: Fabric,
+    name: str,
+    state: dict[str, Any],
+    drained: Mapping[str, str],
+    open_step: LeafState | None = None,
 ) -> Check:
+    """The switch's drain policy as recorded; a drain/undrain step left open fails the check
+    whatever the switch shows (the record must be settled by finishing the step)."""
     want = POLICY_OF[drained.get(name, "none")]
     m = state["maintenance"]
     found = (
         "isolated" if m["isolated"] else ("graceful-shutdown" if m["graceful_shutdown"] else "none")
     )
+    if open_step is not None and open_step.pending is not None:
+        return Check(
+            name,
+            f"maintenance (step to {open_step.pending} in progress)",
+            False,
+            f"{want} (step to {open_step.pending} finished: dpctl drain|undrain {name})",
+            found,
+        )
     label = f"drained: {drained[name]}" if name in drained else "in service"
     return Check(name, f"maintenance ({label})", found == want, want, found)
 
@@ -275,12 +290,13 @@ def verify(
     names = select_devices(fabric, plane, None)
     access = access or fabric_access(fabric)
     evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
+    book = maintenance_book(fabric)  # a corrupt record stops verify before any switch
     nr = build_nornir(fabric, names, access)
     try:
         results = nr.run(task=collect, evpn=evpn)
     finally:
         nr.close_connections(on_good=True, on_failed=True)
-    drained = load_maintenance(fabric)
+    drained = committed(book)
     checks: list[Check] = []
     states: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -303,7 +319,7 @@ def verify(
             check_bgp(fabric, name, state, plane),
             check_lldp(fabric, name, state, drained),
             check_loopbacks(fabric, name, state),
-            check_maintenance(fabric, name, state, drained),
+            check_maintenance(fabric, name, state, drained, book.get(name)),
         ]
         if role == "leaf":
             checks.append(check_host_ports(fabric, name, state, drained))

@@ -12,6 +12,14 @@ State is read with iproute2 JSON (`ip -j`); only the commands that are needed ru
 `ip -batch` and one `tc -batch` per NIC), so a converged server reports changed=false.
 Check mode reports the commands it would run and runs none.
 
+Persistent (default): configure first writes the server's persistent network configuration
+under ``config_root`` (``/`` on a server; its own folder per lab server): systemd-networkd
+.netdev/.network files for bonds, ports, MTU, address, route table and rule, plus
+/etc/dpctl/gpu-nic.json and the dpctl-gpu-nic.service oneshot for what networkd cannot
+express (the ARP mirror filter, the keep-alive, RoCE settings); then applies what those files
+say (networkctl reload/reconfigure where networkd runs). ``--apply-persistent ROOT`` runs
+the same applier alone, as at boot.
+
 action=verify changes nothing: bond members up with carrier (and aggregated for LACP), the
 NIC configured as intended, the keep-alive running, the gateway's neighbour entry REACHABLE
 and every expected peer answering ping.
@@ -24,6 +32,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -41,6 +50,9 @@ options:
   roce: {type: dict, default: {}}
   peers: {type: list, elements: dict, default: []}
   neighbour_timeout: {type: float, default: 12}
+  settle_s: {type: float, default: 60}
+  config_root: {type: str, default: /}
+  persistent: {type: bool, default: true}
 """
 
 Run = Any  # callable(argv, stdin=None) -> (rc, out, err)
@@ -329,7 +341,25 @@ def _neigh_state(run: Run, bond: str, gateway: str) -> str:
     return ",".join(entries[0].get("state", [])) if entries else "none"
 
 
-def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
+def verify_nics(
+    run: Run, p: dict[str, Any], sleep: Any = time.sleep, clock: Any = time.monotonic
+) -> tuple[list[dict[str, Any]], float]:
+    """Every check, repeated until all pass or ``settle_s`` has passed (the NICs' ARP
+    keep-alives make the leaves learn them and advertise their /32s, LACP aggregates: right
+    after a configure, peers answer only once the planes have converged). Returns the last
+    checks and the seconds waited; a check still failing at the bound has failed."""
+    start = clock()
+    deadline = start + float(p.get("settle_s", 60))
+    neighbour_timeout = float(p.get("neighbour_timeout", 12))
+    while True:
+        checks = verify_once(run, p, neighbour_timeout)
+        if all(c["ok"] for c in checks) or clock() >= deadline:
+            return checks, round(clock() - start, 1)
+        neighbour_timeout = 2.0
+        sleep(3.0)
+
+
+def verify_once(run: Run, p: dict[str, Any], neighbour_timeout: float) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = []
     state = read_state(run, p["nics"])
     links = state["links"]
@@ -356,7 +386,7 @@ def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
             if p["bond_options"].get("mode") == "802.3ad" and aggregator is not None:
                 agg = slave.get("ad_aggregator_id")
                 add(nic, f"{port} LACP aggregated", agg == aggregator, f"{agg} vs {aggregator}")
-    deadline = time.monotonic() + float(p.get("neighbour_timeout", 12))
+    deadline = time.monotonic() + neighbour_timeout
     pending = list(p["nics"])
     states: dict[str, str] = {}
     while pending:
@@ -390,6 +420,248 @@ def verify_nics(run: Run, p: dict[str, Any]) -> list[dict[str, Any]]:
     return checks
 
 
+# -- persistent configuration (systemd-networkd) ---------------------------------------------
+# Bonds, ports, MTU, addresses, source-based rules and tables are systemd-networkd files
+# (systemd.netdev(5), systemd.network(5): https://www.freedesktop.org/software/systemd/man/
+# latest/systemd.netdev.html and .../systemd.network.html); netplan on Ubuntu renders to the
+# same files. networkd cannot add a tc filter (ARP out of both ports, dual-ARP) nor run the ARP
+# keep-alive: those, and the RoCE host settings, are in EXTRAS, applied at boot by the
+# dpctl-gpu-nic.service oneshot after networkd. The dual-ARP hold (updelay 10 s) is networkd's
+# UpDelaySec=. Where networkd does not run (the lab's servers are namespaces), apply_persistent
+# reads these same files and programs the kernel with `ip -batch`/`tc -batch`.
+NETWORK_DIR = "etc/systemd/network"
+EXTRAS = "etc/dpctl/gpu-nic.json"
+UNIT = "etc/systemd/system/dpctl-gpu-nic.service"
+APPLIER = "usr/local/lib/dpctl/dpctl_gpu_nic.py"
+FILE_PREFIX = "60-dpctl-"
+NETDEV_BOND = {
+    "mode": "Mode",
+    "lacp_rate": "LACPTransmitRate",
+    "xmit_hash_policy": "TransmitHashPolicy",
+    "miimon": "MIIMonitorSec",
+    "updelay": "UpDelaySec",
+}
+MS_KEYS = ("miimon", "updelay")
+HEADER = "# Written by dpctl hosts configure; edits are replaced on the next run.\n"
+
+
+def _ini(sections: list[tuple[str, list[tuple[str, Any]]]]) -> str:
+    blocks = [f"[{name}]\n" + "".join(f"{k}={v}\n" for k, v in items) for name, items in sections]
+    return HEADER + "\n".join(blocks)
+
+
+def parse_ini(text: str) -> list[tuple[str, dict[str, str]]]:
+    """networkd's unit-file syntax, sections in order (repeatable, e.g. several [Route])."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            sections.append((line[1:-1], {}))
+        elif "=" in line and sections:
+            key, value = line.split("=", 1)
+            sections[-1][1][key.strip()] = value.strip()
+        else:
+            raise ValueError(f"not a networkd line: {raw!r}")
+    return sections
+
+
+def render_persistent(p: dict[str, Any]) -> dict[str, str]:
+    """Relative path under the config root -> content (pure)."""
+    files: dict[str, str] = {}
+    options = p["bond_options"]
+    bond_items = [
+        (NETDEV_BOND[k], f"{v}ms" if k in MS_KEYS else v)
+        for k, v in options.items()
+        if k in NETDEV_BOND
+    ]
+    extras_nics = []
+    for nic in p["nics"]:
+        bond, mtu = nic["bond"], p["mtu"]
+        files[f"{NETWORK_DIR}/{FILE_PREFIX}{bond}.netdev"] = _ini(
+            [
+                ("NetDev", [("Name", bond), ("Kind", "bond"), ("MTUBytes", mtu)]),
+                ("Bond", bond_items),
+            ]
+        )
+        for port in nic["ports"]:
+            files[f"{NETWORK_DIR}/{FILE_PREFIX}{port}.network"] = _ini(
+                [
+                    ("Match", [("Name", port)]),
+                    ("Link", [("MTUBytes", mtu)]),
+                    ("Network", [("Bond", bond)]),
+                ]
+            )
+        table = int(nic["table"])
+        files[f"{NETWORK_DIR}/{FILE_PREFIX}{bond}.network"] = _ini(
+            [
+                ("Match", [("Name", bond)]),
+                ("Link", [("MTUBytes", mtu)]),
+                (
+                    "Network",
+                    [
+                        ("Address", f"{nic['ip']}/{nic['prefixlen']}"),
+                        ("ConfigureWithoutCarrier", "yes"),
+                    ],
+                ),
+                (
+                    "Route",
+                    [
+                        ("Destination", p["rail_pool"]),
+                        ("Gateway", nic["gateway"]),
+                        ("Table", table),
+                    ],
+                ),
+                (
+                    "RoutingPolicyRule",
+                    [("From", f"{nic['ip']}/32"), ("Table", table), ("Priority", table)],
+                ),
+            ]
+        )
+        extras_nics.append({"bond": bond, "ports": list(nic["ports"])})
+    extras = {
+        "format": 1,
+        "nics": extras_nics,
+        "arp_on_both_ports": bool(p["arp_on_both_ports"]),
+        "arp_keepalive_s": int(p["arp_keepalive_s"]),
+        "roce": p.get("roce") or {},
+    }
+    files[EXTRAS] = json.dumps(extras, indent=2, sort_keys=True) + "\n"
+    files[UNIT] = (
+        HEADER + "[Unit]\nDescription=dpctl GPU NICs: ARP out of both ports, ARP keep-alive, RoCE\n"
+        "After=systemd-networkd.service network-online.target\nWants=network-online.target\n\n"
+        "[Service]\nType=oneshot\nRemainAfterExit=yes\n"
+        f"ExecStart=/usr/bin/python3 /{APPLIER} --apply-persistent /\n\n"
+        "[Install]\nWantedBy=multi-user.target\n"
+    )
+    return files
+
+
+def _one(sections: list[tuple[str, dict[str, str]]], name: str, path: str) -> dict[str, str]:
+    found = [body for sec, body in sections if sec == name]
+    if len(found) != 1:
+        raise ValueError(f"{path}: expected one [{name}] section, found {len(found)}")
+    return found[0]
+
+
+def _ms(value: str) -> int:
+    return int(value[:-2]) if value.endswith("ms") else int(float(value.rstrip("s")) * 1000)
+
+
+def params_from_persistent(files: dict[str, str]) -> dict[str, Any]:
+    """The module's parameters back from the persistent files (pure): what the applier
+    programs is exactly what networkd would, plus the extras."""
+    extras = json.loads(files[EXTRAS])
+    bonds: dict[str, dict[str, Any]] = {}
+    members: dict[str, list[str]] = {}
+    options: dict[str, Any] | None = None
+    mtu = None
+    pool = None
+    for path, text in sorted(files.items()):
+        if not path.startswith(f"{NETWORK_DIR}/{FILE_PREFIX}"):
+            continue
+        sections = parse_ini(text)
+        if path.endswith(".netdev"):
+            netdev = _one(sections, "NetDev", path)
+            keys = {v: k for k, v in NETDEV_BOND.items()}
+            opts = {
+                keys[k]: (_ms(v) if keys[k] in MS_KEYS else v)
+                for k, v in _one(sections, "Bond", path).items()
+            }
+            if options is not None and opts != options:
+                raise ValueError(f"{path}: bond options differ from the other bonds")
+            options, mtu = opts, int(netdev["MTUBytes"])
+            bonds.setdefault(netdev["Name"], {})
+            continue
+        name = _one(sections, "Match", path)["Name"]
+        network = _one(sections, "Network", path)
+        if "Bond" in network:
+            members.setdefault(network["Bond"], []).append(name)
+            continue
+        ip, plen = network["Address"].split("/")
+        route = _one(sections, "Route", path)
+        rule = _one(sections, "RoutingPolicyRule", path)
+        if rule["From"] != f"{ip}/32" or rule["Table"] != route["Table"]:
+            raise ValueError(f"{path}: the rule must select the route's table from {ip}/32")
+        pool = route["Destination"]
+        bonds.setdefault(name, {}).update(
+            ip=ip, prefixlen=int(plen), gateway=route["Gateway"], table=int(route["Table"])
+        )
+    order = {n["bond"]: n["ports"] for n in extras["nics"]}
+    nics = []
+    for bond in sorted(bonds):
+        info = bonds[bond]
+        ports = members.get(bond, [])
+        if sorted(ports) != sorted(order.get(bond, [])) or "ip" not in info:
+            raise ValueError(f"{bond}: ports or address missing from the persistent config")
+        nics.append({"bond": bond, "ports": order[bond], **info})
+    return {
+        "nics": nics,
+        "bond_options": options or {},
+        "mtu": mtu,
+        "rail_pool": pool,
+        "arp_on_both_ports": extras["arp_on_both_ports"],
+        "arp_keepalive_s": extras["arp_keepalive_s"],
+        "roce": extras.get("roce") or {},
+    }
+
+
+def read_persistent(root: str) -> dict[str, str]:
+    files: dict[str, str] = {}
+    folder = os.path.join(root, NETWORK_DIR)
+    if os.path.isdir(folder):
+        for name in os.listdir(folder):
+            if name.startswith(FILE_PREFIX):
+                with open(os.path.join(folder, name)) as fh:
+                    files[f"{NETWORK_DIR}/{name}"] = fh.read()
+    for rel in (EXTRAS, UNIT):
+        path = os.path.join(root, rel)
+        if os.path.exists(path):
+            with open(path) as fh:
+                files[rel] = fh.read()
+    return files
+
+
+def persist(root: str, want: dict[str, str], check: bool) -> list[str]:
+    """Write the files that differ, remove our stale ones; returns what changed."""
+    have = read_persistent(root)
+    changed = sorted(rel for rel, text in want.items() if have.get(rel) != text)
+    stale = sorted(rel for rel in have if rel not in want)
+    if not check:
+        for rel in changed:
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = path + ".dpctl-tmp"
+            with open(tmp, "w") as fh:
+                fh.write(want[rel])
+            os.replace(tmp, path)
+        for rel in stale:
+            os.unlink(os.path.join(root, rel))
+    return [f"persistent {rel}" for rel in changed] + [f"remove stale {rel}" for rel in stale]
+
+
+def networkd_runs(root: str) -> bool:
+    """systemd-networkd manages this server's links (then it applies the files itself)."""
+    return (
+        os.path.realpath(root) == "/"
+        and os.path.isdir("/run/systemd/netif")
+        and shutil.which("networkctl") is not None
+    )
+
+
+def apply_persistent(run: Run, root: str) -> dict[str, Any]:
+    """What a boot does: the persistent files, and nothing else, programmed into the kernel
+    (networkd reads its own files when it runs; the extras are applied here in both cases)."""
+    files = read_persistent(root)
+    if EXTRAS not in files:
+        raise RuntimeError(f"no persistent GPU NIC configuration under {root}")
+    p = params_from_persistent(files)
+    if networkd_runs(root):
+        networkd_reload(run, [n["bond"] for n in p["nics"]])
+    return configure(run, p, check=False)
+
+
 # -- applying ---------------------------------------------------------------------------
 def apply_plan(run: Run, plan: dict[str, Any]) -> None:
     if plan["ip"]:
@@ -410,7 +682,43 @@ def apply_plan(run: Run, plan: dict[str, Any]) -> None:
         ).wait()
 
 
-def configure(run: Run, p: dict[str, Any], check: bool) -> dict[str, Any]:
+APPLY_SETTLE_S = 10.0
+"""How long configure waits for what it applied to read back (a started keep-alive shows as
+`ping` only once setsid's child has exec'd: 0.2 s was not always enough on a loaded server)."""
+
+
+def wait_applied(
+    run: Run, p: dict[str, Any], sleep: Any = time.sleep, clock: Any = time.monotonic
+) -> dict[str, list[str]]:
+    """What is still not as intended after applying, once it reads back or after
+    APPLY_SETTLE_S (then the leftovers, an error); nothing is applied again meanwhile."""
+    deadline = clock() + APPLY_SETTLE_S
+    while True:
+        sleep(0.2)
+        state = read_state(run, p["nics"])
+        left = {n["bond"]: plan_nic(state, n, p)["why"] for n in p["nics"]}
+        left = {b: w for b, w in left.items() if w}
+        if not left or clock() >= deadline:
+            return left
+
+
+def networkd_reload(run: Run, bonds: list[str]) -> None:
+    for argv in (["networkctl", "reload"], ["networkctl", "reconfigure", *bonds]):
+        rc, _, err = run(argv)
+        if rc != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {err.strip()}")
+
+
+def configure(run: Run, p: dict[str, Any], check: bool, root: str | None = None) -> dict[str, Any]:
+    """With ``root``, the persistent files are written first and what is applied is read
+    back from them (so the runtime state is exactly what the next boot will build)."""
+    persisted: list[str] = []
+    if root is not None:
+        persisted = persist(root, render_persistent(p), check)
+        if not check:
+            if persisted and networkd_runs(root):
+                networkd_reload(run, [n["bond"] for n in p["nics"]])
+            p = {**p, **params_from_persistent(read_persistent(root))}
     state = read_state(run, p["nics"])
     plans = {nic["bond"]: plan_nic(state, nic, p) for nic in p["nics"]}
     changed = any(pl["why"] for pl in plans.values())
@@ -418,10 +726,7 @@ def configure(run: Run, p: dict[str, Any], check: bool) -> dict[str, Any]:
         for plan in plans.values():
             apply_plan(run, plan)
         if changed:
-            time.sleep(0.2)  # let setsid's ping exec before it is looked for
-            state = read_state(run, p["nics"])
-            left = {b: plan_nic(state, n, p)["why"] for b, n in ((n["bond"], n) for n in p["nics"])}
-            left = {b: w for b, w in left.items() if w}
+            left = wait_applied(run, p)
             if left:
                 raise RuntimeError(f"did not converge: {json.dumps(left, sort_keys=True)}")
     roce = p.get("roce") or {}
@@ -434,9 +739,10 @@ def configure(run: Run, p: dict[str, Any], check: bool) -> dict[str, Any]:
                 roce_results.append(res)
                 if res.get("skipped"):
                     skipped.append(res["skipped"])
-    changed = changed or any(r["changed"] for r in roce_results)
+    changed = changed or bool(persisted) or any(r["changed"] for r in roce_results)
     return {
         "changed": changed,
+        "persistent": persisted,
         "nics": {b: {"commands": pl["ip"] + pl["tc"], "why": pl["why"]} for b, pl in plans.items()},
         "keepalives_started": [" ".join(pl["ping"]) for pl in plans.values() if pl["ping"]],
         "roce": roce_results,
@@ -459,27 +765,47 @@ def main() -> None:
             "roce": {"type": "dict", "default": {}},
             "peers": {"type": "list", "elements": "dict", "default": []},
             "neighbour_timeout": {"type": "float", "default": 12.0},
+            "settle_s": {"type": "float", "default": 60.0},
+            "config_root": {"type": "str", "default": "/"},
+            "persistent": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
     p = module.params
     try:
         if p["action"] == "verify":
-            checks = verify_nics(run_cmd, p)
+            checks, waited = verify_nics(run_cmd, p)
             failed = [c for c in checks if not c["ok"]]
             msg = (
-                f"{len(checks) - len(failed)}/{len(checks)} checks passed"
+                f"{len(checks) - len(failed)}/{len(checks)} checks passed ({waited} s)"
                 if not failed
-                else "failed: "
+                else f"failed after waiting {waited} s for convergence: "
                 + "; ".join(f"{c['bond']} {c['check']} ({c['detail']})" for c in failed)
             )
-            module.exit_json(changed=False, failed=bool(failed), checks=checks, msg=msg)
-        result = configure(run_cmd, p, module.check_mode)
+            module.exit_json(
+                changed=False, failed=bool(failed), checks=checks, msg=msg, waited_s=waited
+            )
+        root = p["config_root"] if p["persistent"] else None
+        result = configure(run_cmd, p, module.check_mode, root)
         msg = "; ".join(result["roce_skipped"]) or "configured"
         module.exit_json(msg=msg, **result)
     except (RuntimeError, ValueError, OSError) as exc:
         module.fail_json(msg=str(exc))
 
 
+def boot_main(argv: list[str]) -> int:
+    """`dpctl_gpu_nic.py --apply-persistent ROOT`: the boot-time applier (the unit's
+    ExecStart on a server; run by hand, or by the lab, where networkd does not run)."""
+    try:
+        result = apply_persistent(run_cmd, argv[0] if argv else "/")
+    except (RuntimeError, ValueError, OSError, KeyError) as exc:
+        print(f"dpctl-gpu-nic: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"changed": result["changed"], "nics": result["nics"]}, sort_keys=True))
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--apply-persistent":
+        sys.exit(boot_main(sys.argv[2:]))
     main()

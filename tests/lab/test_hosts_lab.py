@@ -198,6 +198,62 @@ def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     assert run_hosts(lab.fabric, "configure").changed == 0
 
 
+def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
+    """What a reboot loses: bonds deleted, ports' addresses and MTU reset and down, the NICs'
+    rules and tables flushed, the keep-alives (processes of this namespace) gone."""
+    srv = lab.fabric.server_by_name[server]
+    pings = (
+        f"for p in $(ip netns pids {PREFIX}{server}); do "
+        '[ "$(cat /proc/$p/comm 2>/dev/null)" = ping ] && echo $p; done; true'
+    )
+    cmds = []
+    for nic in srv.nics:
+        table = 100 + nic.rail
+        cmds += [f"ip link del gpu{nic.rail}", f"ip route flush table {table}"]
+        cmds += [f"ip rule del priority {table}"]
+        for port in nic.ports:
+            cmds += [f"ip addr flush dev {port}", f"ip link set {port} down mtu 1500"]
+    with lab.session() as s:
+        rc, pids, err = s.root_run(pings)
+        assert rc == 0 and pids.split(), (pids, err)  # the keep-alives configure started
+        s.root_run(f"kill {' '.join(pids.split())}")
+        s.check(server, "; ".join(cmds))
+        left = s.root_run(pings)[1]
+        return s.check(server, "ip -o link show; ip -4 -o addr show; ip rule show"), left
+
+
+def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None:
+    """Reboot-equivalent: runtime network state wiped, the boot-time applier alone (reading
+    the systemd-networkd files and extras that configure wrote) brings it back; `dpctl hosts
+    verify` passes and a configure would change nothing."""
+    victim = lab.fabric.servers[0].name
+    root = f"/run/{PREFIX}lab/servers/{victim}"
+    with lab.session() as s:
+        files = s.check(victim, f"ls {root}/etc/systemd/network {root}/etc/dpctl")
+    assert "60-dpctl-gpu1.netdev" in files and "gpu-nic.json" in files
+    wiped, pings_left = _wipe_runtime(lab, victim)
+    assert "gpu1" not in wiped and "lookup 101" not in wiped, wiped
+    assert pings_left.split() == [], pings_left  # no keep-alive left
+    start = time.monotonic()
+    with lab.session() as s:
+        out = s.check(
+            victim, f"python3 {root}/usr/local/lib/dpctl/dpctl_gpu_nic.py --apply-persistent {root}"
+        )
+    TIMES[f"{lab.mode} boot applier"] = time.monotonic() - start
+    assert json.loads(out)["changed"] is True
+    deadline = time.monotonic() + 90  # the leaves relearn the NICs (keep-alive, LACP)
+    while True:
+        hv = run_hosts(lab.fabric, "verify", server=victim)
+        if hv.ok or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    TIMES[f"{lab.mode} back in service after boot applier"] = time.monotonic() - start
+    assert hv.ok, {n: h.message for n, h in hv.hosts.items()}
+    cli = run_cli("hosts", "verify", "-f", str(lab.intent), "--json")
+    assert cli.exit_code == 0 and json.loads(cli.stdout)["ok"], cli.stdout
+    assert run_hosts(lab.fabric, "configure", check=True).changed == 0
+
+
 def test_lab_down_leaves_nothing(lab: Lab) -> None:
     down(lab.state_dir, prefix=PREFIX)
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

@@ -30,8 +30,8 @@ def test_second_concurrent_deploy_is_refused(
         result = run_cli("deploy", "-f", str(LAB), "--json")
     assert result.exit_code == 2
     error = json.loads(result.stdout)["error"]
-    assert "another deploy of lab-dual-arp is running" in error["reason"]
-    assert error["where"].endswith("lab-dual-arp.deploy.lock")
+    assert "another operation on fabric lab-dual-arp is running" in error["reason"]
+    assert error["where"] == str(tmp_path / "lab-dual-arp" / "lock")
 
 
 def test_bundle_round_trip() -> None:
