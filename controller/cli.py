@@ -500,8 +500,8 @@ def drain(
     hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, graceful-shutdown, (with --hosts-first, servers off it), isolate,
-    verify."""
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, (--hosts-first: servers
+    off it), isolate, verify."""
     from controller.drain import drain as run_drain
 
     try:
