@@ -8,10 +8,20 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
+from controller import opstate
 from controller.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORY = ROOT / "inventory"
+
+
+@pytest.fixture(autouse=True)
+def _forget_state_bindings() -> Any:
+    """opstate remembers, per fabric, the intent path and --state-dir of the last CLI call in
+    this process; a test must not inherit another test's state folder."""
+    opstate._bound.clear()
+    yield
+    opstate._bound.clear()
 
 
 def run_cli(*args: str) -> Result:
