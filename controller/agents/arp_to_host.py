@@ -11,8 +11,17 @@ each neighbour's MAC was learned on; when that port loses carrier it deletes the
 once, so the /32 is withdrawn in well under a second instead of when ARP gives up. The server
 re-announces itself through the port when it carries traffic again (its ARP keep-alive).
 
+EVPN-MH (``evpn_svis``: VNI -> SVI): a server's ARP reply reaches only the leaf its bond hashed
+it to (both leaves send from the anycast gateway MAC, which each holds as a local bridge
+entry). zebra syncs the entry to the pair (`show evpn arp-cache`: type local, peer-active),
+but FRR 8.4 does not make it a usable kernel neighbour on this kernel (it stays INCOMPLETE),
+so the pair would have no /32. The agent installs each such synced entry itself as an
+externally learned, never-probed neighbour (`extern_learn nud noarp`: zebra ignores
+externally learned kernel entries as local learning, so it does not re-advertise it), and
+removes it when zebra no longer lists it.
+
 Usage: arp_to_host.py CONFIG.json
-  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss)
+  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis)
 """
 
 from __future__ import annotations
@@ -100,8 +109,64 @@ def flush_behind_down_ports(neighs: list[dict[str, Any]], ports: Ports) -> list[
     return [n for n in neighs if n not in dead]
 
 
-def reconcile(config: dict[str, Any], ports: Ports | None) -> None:
+def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
+    """(ip, SVI) -> MAC of every IPv4 neighbour zebra holds as local (ours or the pair's)."""
+    out = subprocess.run(
+        ["vtysh", "-c", "show evpn arp-cache vni all json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    try:
+        data = json.loads(out or "{}")
+    except ValueError:
+        return {}
+    result: dict[tuple[str, str], str] = {}
+    for vni, entries in data.items() if isinstance(data, dict) else []:
+        svi = evpn_svis.get(str(vni), "")
+        for ip, entry in entries.items() if svi and isinstance(entries, dict) else []:
+            if not isinstance(entry, dict) or entry.get("type") != "local" or ":" in ip:
+                continue
+            if entry.get("mac"):
+                result[(str(ip), svi)] = str(entry["mac"]).lower()
+    return result
+
+
+class Synced:
+    """The neighbours this agent installed from zebra's synced entries."""
+
+    def __init__(self, evpn_svis: dict[str, str]) -> None:
+        self.evpn_svis = evpn_svis
+        self.installed: dict[tuple[str, str], str] = {}
+
+    def apply(self) -> None:
+        synced = zebra_synced(self.evpn_svis)
+        valid = {
+            (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
+            for n in _ip_json("-4", "neigh", "show")
+            if not {str(s) for s in n.get("state", [])} & DEAD_STATES and n.get("lladdr")
+        }
+        batch = []
+        for (ip, svi), mac in sorted(synced.items()):
+            if valid.get((ip, svi)) != mac:  # learned here already, or installed before
+                batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
+                self.installed[(ip, svi)] = mac
+        for key in sorted(set(self.installed) - set(synced)):
+            batch.append(f"neigh del {key[0]} dev {key[1]}")
+            del self.installed[key]
+        if batch:
+            subprocess.run(
+                ["ip", "-force", "-batch", "-"],
+                input="\n".join(batch) + "\n",
+                text=True,
+                check=False,
+            )
+
+
+def reconcile(config: dict[str, Any], ports: Ports | None, synced: Synced | None = None) -> None:
     table = int(config["table"])
+    if synced is not None:
+        synced.apply()
     neighs = neighbours(config)
     if ports is not None:
         neighs = flush_behind_down_ports(neighs, ports)
@@ -123,6 +188,7 @@ def main(path: str) -> None:
     with open(path) as handle:
         config = json.load(handle)
     ports = Ports(config["bridge"]) if config.get("withdraw_on_carrier_loss") else None
+    synced = Synced(config["evpn_svis"]) if config.get("evpn_svis") else None
     monitor = subprocess.Popen(
         ["ip", "monitor", "neigh", "link"], stdout=subprocess.PIPE, text=True
     )
@@ -135,9 +201,11 @@ def main(path: str) -> None:
             if not line:
                 raise SystemExit("ip monitor ended")
         now = time.monotonic()
-        if ready or now - last >= RESYNC_S:
-            reconcile(config, ports)
+        if now - last >= RESYNC_S:
+            reconcile(config, ports, synced)  # zebra's synced entries: on the resync only
             last = now
+        elif ready:
+            reconcile(config, ports)
 
 
 if __name__ == "__main__":
