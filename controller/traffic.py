@@ -202,22 +202,27 @@ def check_traffic(
     rate_pps: float = DEFAULT_RATE,
     subflows: int = DEFAULT_SUBFLOWS,
     lab_state: Path | None = None,
+    runner: str = "auto",
 ) -> TrafficReport:
-    """Probe every rail in both planes; in the fabric's lab if it runs, else through Ansible."""
+    """Probe every rail in both planes: ``runner`` "lab" (the fabric's lab, from the server
+    namespaces), "ansible" (on the servers through Ansible; also works against the lab), or
+    "auto" (the lab if it runs, else Ansible)."""
     from controller.connection import lab_access
     from controller.labfabric import lab_dir
 
     count = validate(seconds, rate_pps, subflows)
+    if runner not in ("auto", "lab", "ansible"):
+        raise TrafficError("runner", f"must be auto, lab or ansible, not {runner!r}")
     flows = plan_flows(fabric)
     state_dir = lab_state or lab_dir(fabric.intent.name)
-    if lab_access(state_dir) is not None:
-        runner = "lab"
+    if runner == "auto":
+        runner = "lab" if lab_access(state_dir) is not None else "ansible"
+    if runner == "lab":
         results = run_lab(fabric, state_dir, flows, count, rate_pps, subflows)
     else:
         from controller.traffic_ansible import run_ansible
 
-        runner = "ansible"
-        results = run_ansible(fabric, flows, count, rate_pps, subflows)
+        results = run_ansible(fabric, flows, count, rate_pps, subflows, state_dir)
     return TrafficReport(
         fabric=fabric.intent.name,
         runner=runner,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.facts import Fabric
-from controller.hosts import HostsError, run_hosts
+from controller.hosts import HostsError, run_hosts, ssh_access
 from controller.lab.probe import AGENT
 from controller.traffic import Flow, TrafficError
 
@@ -65,13 +65,20 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
 
 
 def run_ansible(
-    fabric: Fabric, flows: list[Flow], count: int, rate_pps: float, subflows: int
+    fabric: Fabric,
+    flows: list[Flow],
+    count: int,
+    rate_pps: float,
+    subflows: int,
+    lab_state: Path | None = None,
 ) -> list[dict[str, Any]]:
+    """The flows through `playbooks/traffic.yml`; through the lab's jump host if it runs."""
     servers = sorted({f.src for f in flows} | {f.dst for f in flows})
     try:
         result = run_hosts(
             fabric,
             "traffic",
+            access=ssh_access(fabric, lab_state),
             servers=servers,
             extravars=extravars(flows, count, rate_pps, subflows),
         )
