@@ -139,8 +139,10 @@ class Synced:
         self.evpn_svis = evpn_svis
         self.installed: dict[tuple[str, str], str] = {}
 
-    def apply(self) -> None:
-        synced = zebra_synced(self.evpn_svis)
+    def apply(self, ask_zebra: bool = True) -> None:
+        """Install what zebra syncs and the kernel lacks; without ``ask_zebra`` only put back
+        what this agent installed before (zebra may overwrite it with its own attempt)."""
+        synced = zebra_synced(self.evpn_svis) if ask_zebra else dict(self.installed)
         valid = {
             (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
             for n in _ip_json("-4", "neigh", "show")
@@ -163,10 +165,15 @@ class Synced:
             )
 
 
-def reconcile(config: dict[str, Any], ports: Ports | None, synced: Synced | None = None) -> None:
+def reconcile(
+    config: dict[str, Any],
+    ports: Ports | None,
+    synced: Synced | None = None,
+    ask_zebra: bool = True,
+) -> None:
     table = int(config["table"])
     if synced is not None:
-        synced.apply()
+        synced.apply(ask_zebra)
     neighs = neighbours(config)
     if ports is not None:
         neighs = flush_behind_down_ports(neighs, ports)
@@ -202,10 +209,10 @@ def main(path: str) -> None:
                 raise SystemExit("ip monitor ended")
         now = time.monotonic()
         if now - last >= RESYNC_S:
-            reconcile(config, ports, synced)  # zebra's synced entries: on the resync only
+            reconcile(config, ports, synced)  # asks zebra (vtysh): on the resync only
             last = now
         elif ready:
-            reconcile(config, ports)
+            reconcile(config, ports, synced, ask_zebra=False)
 
 
 if __name__ == "__main__":
