@@ -214,16 +214,6 @@ def test_verify_traffic_steady_state_every_rail_and_plane_once(lab: Lab) -> None
     assert all(r["duplicates"] == 0 and r["lost"] == 0 and r["sent"] > 0 for r in rows)
 
 
-def test_verify_traffic_through_ansible(lab: Lab) -> None:
-    """The real-fabric path: the same probe agent on the servers through Ansible."""
-    if lab.mode != "evpn-mh":
-        pytest.skip("one mode is enough for the runner (the data plane is checked above)")
-    report = check_traffic(lab.fabric, seconds=2.0, lab_state=lab.state_dir, runner="ansible")
-    print(f"\nverify --traffic through Ansible: {[r.to_dict() for r in report.rows]}")
-    assert report.runner == "ansible" and report.ok, report.failures
-    assert {(r.rail, r.plane) for r in report.rows} == {(1, 1), (1, 2), (2, 1), (2, 2)}
-
-
 def test_verify_traffic_fails_naming_the_rail_with_duplicates(lab: Lab) -> None:
     """A port that delivers every rail-1 packet twice (tc mirred on srv0001's plane-1 port
     into its plane-2 port), and in EVPN-MH also the original fault (a rail-1 leaf without
