@@ -393,29 +393,68 @@ def deploy(
         raise typer.Exit(code=1)
 
 
+TrafficOpt = Annotated[
+    bool,
+    typer.Option(
+        "--traffic",
+        help="Also send sequence-numbered probe flows between servers on every rail in both "
+        "planes (lab: server namespaces; real fabric: Ansible on the servers); fails on any "
+        "loss or duplicate.",
+    ),
+]
+SecondsOpt = Annotated[float, typer.Option("--seconds", help="Probe duration (--traffic).")]
+
+
 @app.command()
 def verify(
     fabric: FabricOpt = DEFAULT_FABRIC,
     plane: PlaneOpt = None,
     as_json: JsonOpt = False,
+    traffic: TrafficOpt = False,
+    seconds: SecondsOpt = 3.0,
 ) -> None:
     """Check the live fabric against the intent: BGP, LLDP, routes, EVPN ES, RoCE, drain state."""
     from controller.verify import verify as run_verify
 
     try:
+        if traffic:
+            _traffic_check(None, seconds)  # a bad option fails before anything runs
         built = load_fabric(fabric)
         with Progress(len(built.switches_in(plane=plane)), "verify", not as_json) as bar:
             checks = run_verify(built, plane=plane, progress=bar)
+        report = _traffic_check(built, seconds) if traffic else None
     except DpctlError as exc:
         fail(exc, as_json)
-    ok = all(c.ok for c in checks)
+    ok = all(c.ok for c in checks) and (report is None or report.ok)
     if as_json:
-        print_json({"ok": ok, "checks": [c.to_dict() for c in checks]})
+        body: dict[str, Any] = {"ok": ok, "checks": [c.to_dict() for c in checks]}
+        if report is not None:
+            body["traffic"] = report.to_dict()
+        print_json(body)
     else:
         title = f"verify {built.intent.name}" + (f" plane {plane}" if plane else "")
         out.print(verify_summary(checks, title))
+        if report is not None:
+            _print_traffic(report)
     if not ok:
         raise typer.Exit(code=1)
+
+
+def _traffic_check(built: Any, seconds: float) -> Any:
+    from controller.traffic import check_traffic, validate
+
+    return validate(seconds) if built is None else check_traffic(built, seconds=seconds)
+
+
+def _print_traffic(report: Any) -> None:
+    table = Table(title=f"traffic {report.fabric} ({report.runner}, {report.seconds:g} s/flow)")
+    for col in ("rail", "plane", "sub-flows", "sent", "lost", "dup", "reord", "gap ms", "result"):
+        table.add_column(col)
+    for r in report.rows:
+        result = "[green]ok[/]" if r.ok else f"[red]FAIL[/] {r.reason}"
+        cells = (r.rail, r.plane, r.subflows, r.sent, r.lost, r.duplicates, r.reordered)
+        table.add_row(*(str(c) for c in cells), f"{r.max_gap_ms:g}", result)
+    out.print(table)
 
 
 def _short(value: Any) -> str:

@@ -29,7 +29,7 @@ from controller.labfabric import lab_dir
 
 PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
-Action = Literal["configure", "verify", "host_ports"]
+Action = Literal["configure", "verify", "host_ports", "traffic"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
 LAB_CONNECT_TIMEOUT_S = 30
 

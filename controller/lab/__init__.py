@@ -19,7 +19,7 @@ from controller.lab.errors import (
     LabTimeoutError,
     LabTopologyError,
 )
-from controller.lab.probe import run_probe
+from controller.lab.probe import FlowSpec, run_flows, run_probe
 from controller.lab.runtime import DEFAULT_PREFIX, down, status, up
 from controller.lab.session import LabSession
 from controller.lab.state import LabState, NodeState, load_state
@@ -27,6 +27,7 @@ from controller.lab.topology import LabCable, LabNode, LabTopology
 
 __all__ = [
     "DEFAULT_PREFIX",
+    "FlowSpec",
     "GuestBootError",
     "LabCable",
     "LabCommandError",
@@ -42,6 +43,7 @@ __all__ = [
     "NodeState",
     "down",
     "load_state",
+    "run_flows",
     "run_probe",
     "status",
     "up",

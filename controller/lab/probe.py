@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,88 @@ wait $rp
 cat {result}
 rm -f {ready} {result}
 """
+
+
+@dataclass(frozen=True, slots=True)
+class FlowSpec:
+    """One probe flow: from node ``src`` (bound to ``src_ip``) to ``dst_ip`` inside ``dst``.
+    ``sniff`` names the sender's bond members whose egress is counted per sub-flow."""
+
+    src: str
+    dst: str
+    src_ip: str
+    dst_ip: str
+    port: int
+    sniff: tuple[str, ...] = ()
+
+
+def run_flows(
+    session: LabSession,
+    flows: list[FlowSpec],
+    count: int,
+    rate_pps: float,
+    subflows: int,
+) -> list[dict[str, Any]]:
+    """Run ``flows`` at the same time (one script in the lab's root namespace): every
+    receiver first, then every sender. Returns each flow's receiver result (with
+    ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets)."""
+    if count <= 0 or rate_pps <= 0 or count / rate_pps > 600:
+        raise LabError("probe must be bounded: 0 < count, count/rate <= 600 s")
+    if not 1 <= subflows <= 64:
+        raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
+    if len({f.port for f in flows}) != len(flows):
+        raise LabError("probe flows need distinct destination ports")
+    nodes = session.state.nodes
+    for f in flows:
+        if f.src not in nodes or f.dst not in nodes:
+            raise LabError(f"probe endpoints must be lab nodes: {f.src}, {f.dst}")
+    bound = count / rate_pps + 10.0
+    run = run_dir(session.state.prefix)
+    agent = f"{run}/probe_agent.py"
+    session.executor.put_file(agent, AGENT.read_bytes(), 0o755)
+    q = shlex.quote
+    lines = ["set -u", "pids="]
+    for f in flows:
+        ready, result = f"{run}/flow.{f.port}.ready", f"{run}/flow.{f.port}.json"
+        lines += [
+            f"rm -f {ready} {result} {result}.tx",
+            f"ip netns exec {q(nodes[f.dst].namespace)} python3 {agent} recv --bind {q(f.dst_ip)}"
+            f" --port {f.port} --count {count} --timeout {bound} --ready {ready}"
+            f' --subflows {subflows} > {result} & pids="$pids $!"',
+        ]
+    for f in flows:
+        lines.append(
+            f"i=0; while [ ! -e {run}/flow.{f.port}.ready ] && [ $i -lt 1200 ]; do"
+            " sleep 0.05; i=$((i+1)); done"
+        )
+    for index, f in enumerate(flows):
+        sniff = f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
+        lines.append(
+            f"ip netns exec {q(nodes[f.src].namespace)} python3 {agent} send --dst {q(f.dst_ip)}"
+            f" --port {f.port} --count {count} --rate {rate_pps} --subflows {subflows}"
+            f" --src {q(f.src_ip)} --sport-base {40000 + 100 * index}{sniff}"
+            f' > {run}/flow.{f.port}.json.tx & pids="$pids $!"'
+        )
+    lines.append("for p in $pids; do wait $p; done")
+    for f in flows:
+        result = f"{run}/flow.{f.port}.json"
+        lines += [
+            f"echo FLOW {f.port}; cat {result}; echo; cat {result}.tx; echo",
+            f"rm -f {run}/flow.{f.port}.ready {result} {result}.tx",
+        ]
+    rc, out, err = session.root_run("\n".join(lines) + "\n", timeout=bound + 60.0)
+    if rc != 0:
+        raise LabCommandError(f"probe flows failed (rc {rc}): {err.strip()[-500:]}", rc, out, err)
+    return [_flow_result(out, f.port) for f in flows]
+
+
+def _flow_result(out: str, port: int) -> dict[str, Any]:
+    parts = out.split(f"FLOW {port}\n", 1)
+    lines = [line for line in (parts[1] if len(parts) == 2 else "").splitlines() if line]
+    try:
+        result: dict[str, Any] = json.loads(lines[0])
+        egress = json.loads(lines[1]) if len(lines) > 1 and lines[1].startswith("{") else {}
+    except (IndexError, ValueError) as exc:
+        raise LabCommandError(f"probe flow {port} printed no result: {out[-300:]}") from exc
+    result["egress"] = egress.get("egress", {})
+    return result

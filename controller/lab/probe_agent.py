@@ -3,13 +3,18 @@
 
     probe_agent.py recv --bind IP --port P --count N --timeout S [--ready FILE]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
+                        [--sport-base B] [--sniff IF1,IF2]
 
 Both ends are bounded in packet count and wall time and stop by themselves.
 With ``--subflows K`` the sender spreads its packets round-robin over K sockets with
 consecutive source ports (from 40000), so a bond or ECMP hashing on layer 3+4 spreads the
 sub-flows over its members: with two planes, some sub-flows take each plane.
 The receiver prints one JSON object: sent, received, lost, max_gap_ms (longest silence of
-any one sub-flow), duplicates, subflows, subflows_hit (sub-flows that lost a packet).
+any one sub-flow), duplicates, reordered (packets that arrived after a later packet of
+their sub-flow), subflows, subflows_hit (sub-flows that lost a packet) and ``per_subflow``
+(the same counts for each sub-flow). With ``--sniff`` (root: packet sockets) the sender
+prints which of the named interfaces (a bond's members) each sub-flow left through:
+``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import select
 import socket
 import struct
 import time
@@ -28,20 +34,78 @@ _MAGIC, _END = b"DPLP", b"DPLE"
 SOURCE_PORT_BASE = 40000
 
 
-def _sockets(src: str, subflows: int) -> list[socket.socket]:
+ETH_P_ALL = 0x0003  # outgoing frames reach only all-protocol packet sockets
+
+
+def _sockets(src: str, subflows: int, base: int = SOURCE_PORT_BASE) -> list[socket.socket]:
     socks = []
     for index in range(subflows):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if src or subflows > 1:
-            sock.bind((src, SOURCE_PORT_BASE + index if subflows > 1 else 0))
+            sock.bind((src, base + index if subflows > 1 else 0))
         socks.append(sock)
     return socks
 
 
-def send(dst: str, port: int, count: int, rate: float, src: str = "", subflows: int = 1) -> None:
+def _sniffers(interfaces: list[str]) -> dict[str, socket.socket]:
+    """A packet socket per interface: it also sees what the host sends through it."""
+    result = {}
+    for name in interfaces:
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        sock.bind((name, ETH_P_ALL))
+        sock.setblocking(False)
+        result[name] = sock
+    return result
+
+
+def udp_ports(frame: bytes) -> tuple[int, int] | None:
+    """(source, destination) port of an Ethernet/IPv4/UDP frame, else None."""
+    if len(frame) < 14 + 20 + 8 or frame[12:14] != b"\x08\x00" or frame[14 + 9] != 17:
+        return None
+    udp = 14 + (frame[14] & 0x0F) * 4
+    if len(frame) < udp + 4:
+        return None
+    sport, dport = struct.unpack("!HH", frame[udp : udp + 4])
+    return sport, dport
+
+
+def count_egress(
+    sniffers: dict[str, socket.socket], port: int, base: int, subflows: int
+) -> dict[str, dict[str, int]]:
+    """Sub-flow -> interface -> packets of this probe seen leaving through it."""
+    egress: dict[str, dict[str, int]] = {}
+    for name, sock in sniffers.items():
+        while select.select([sock], [], [], 0)[0]:
+            try:
+                frame, address = sock.recvfrom(256)
+            except BlockingIOError:
+                break
+            ports = udp_ports(frame)
+            if address[2] != socket.PACKET_OUTGOING or ports is None or ports[1] != port:
+                continue
+            flow = ports[0] - base
+            if 0 <= flow < subflows:
+                by_if = egress.setdefault(str(flow), {})
+                by_if[name] = by_if.get(name, 0) + 1
+    return egress
+
+
+def send(
+    dst: str,
+    port: int,
+    count: int,
+    rate: float,
+    src: str = "",
+    subflows: int = 1,
+    base: int = SOURCE_PORT_BASE,
+    sniff: list[str] | None = None,
+) -> dict[str, dict[str, dict[str, int]]]:
     """Packet ``seq`` leaves from sub-flow ``seq % subflows``; the rate is the total rate."""
-    socks = _sockets(src, subflows)
+    sniffers = _sniffers(sniff or [])
+    egress: dict[str, dict[str, int]] = {}
+    socks = _sockets(src, subflows, base)
     interval = 1.0 / rate
     start = time.monotonic()
     for seq in range(count):
@@ -50,24 +114,38 @@ def send(dst: str, port: int, count: int, rate: float, src: str = "", subflows: 
             time.sleep(delay)
         with contextlib.suppress(OSError):  # no route for a moment is loss: keep the rate
             socks[seq % subflows].sendto(_DATA.pack(_MAGIC, seq, count), (dst, port))
+        if sniffers and seq % 64 == 63:
+            _merge(egress, count_egress(sniffers, port, base, subflows))
+    if sniffers:
+        _merge(egress, count_egress(sniffers, port, base, subflows))
     for _ in range(5):
         for sock in socks:
             with contextlib.suppress(OSError):
                 sock.sendto(_DATA.pack(_END, count, count), (dst, port))
         time.sleep(0.02)
+    return {"egress": egress}
+
+
+def _merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> None:
+    for flow, by_if in more.items():
+        for name, packets in by_if.items():
+            into.setdefault(flow, {})[name] = into.get(flow, {}).get(name, 0) + packets
 
 
 def recv(
     bind: str, port: int, count: int, timeout: float, ready: str | None, subflows: int = 1
-) -> dict[str, float]:
+) -> dict[str, object]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((bind, port))
     if ready:
         open(ready, "w").close()
     deadline = time.monotonic() + timeout
     seen: set[int] = set()
-    dups, sent, max_gap = 0, count, 0.0
+    dups, sent = 0, count
     last: dict[int, float] = {}  # sub-flow (packet seq modulo sub-flows) -> last arrival
+    gap = [0.0] * subflows
+    highest = [-1] * subflows
+    flow_dups, flow_late = [0] * subflows, [0] * subflows
     while time.monotonic() < deadline:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
@@ -85,22 +163,53 @@ def recv(
         now = time.monotonic()
         flow = seq % subflows
         if flow in last:
-            max_gap = max(max_gap, now - last[flow])
+            gap[flow] = max(gap[flow], now - last[flow])
         last[flow] = now
         if seq in seen:
             dups += 1
+            flow_dups[flow] += 1
+        elif seq < highest[flow]:
+            flow_late[flow] += 1
+        highest[flow] = max(highest[flow], seq)
         seen.add(seq)
         if len(seen) >= count:
             break
+    return summarise(sent, seen, subflows, gap, flow_dups, flow_late)
+
+
+def summarise(
+    sent: int,
+    seen: set[int],
+    subflows: int,
+    gap: list[float],
+    flow_dups: list[int],
+    flow_late: list[int],
+) -> dict[str, object]:
+    per_subflow = []
+    for flow in range(subflows):
+        expected = len(range(flow, sent, subflows))
+        got = sum(1 for s in seen if s % subflows == flow and s < sent)
+        per_subflow.append(
+            {
+                "sent": expected,
+                "received": got,
+                "lost": max(0, expected - got),
+                "duplicates": flow_dups[flow],
+                "reordered": flow_late[flow],
+                "max_gap_ms": round(gap[flow] * 1000.0, 1),
+            }
+        )
     received = len(seen)
     return {
         "sent": sent,
         "received": received,
         "lost": max(0, sent - received),
-        "max_gap_ms": round(max_gap * 1000.0, 1),
-        "duplicates": dups,
+        "max_gap_ms": round(max(gap, default=0.0) * 1000.0, 1),
+        "duplicates": sum(flow_dups),
+        "reordered": sum(flow_late),
         "subflows": subflows,
-        "subflows_hit": len({s % subflows for s in range(sent) if s not in seen}),
+        "subflows_hit": sum(1 for f in per_subflow if f["lost"]),
+        "per_subflow": per_subflow,
     }
 
 
@@ -116,9 +225,14 @@ def main() -> None:
     ap.add_argument("--ready", default=None)
     ap.add_argument("--src", default="")
     ap.add_argument("--subflows", type=int, default=1)
+    ap.add_argument("--sport-base", type=int, default=SOURCE_PORT_BASE)
+    ap.add_argument("--sniff", default="", help="interfaces to count egress on (comma list)")
     a = ap.parse_args()
     if a.mode == "send":
-        send(a.dst, a.port, a.count, a.rate, a.src, a.subflows)
+        sniff = [i for i in a.sniff.split(",") if i]
+        egress = send(a.dst, a.port, a.count, a.rate, a.src, a.subflows, a.sport_base, sniff)
+        if sniff:
+            print(json.dumps(egress))
     else:
         print(json.dumps(recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows)))
 

@@ -50,7 +50,10 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
         if not re.fullmatch(r"[a-z0-9]{2,10}d", d) or d in ("zebra", "staticd", "watchfrr"):
             raise LabError(f"not an optional FRR daemon: {d!r}")
     lines = [f"{d}=yes" for d in daemons]
-    lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000"']
+    # zebra -r keeps its routes in the kernel when it stops and -K 120 keeps the routes it finds
+    # at start for 120 s (FRR user guide, "Zebra": --retain, --graceful_restart): with BGP
+    # graceful restart a restarting FRR keeps forwarding (issue 13).
+    lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000 -r -K 120"']
     lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
     # A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
     # default; watchfrr then kills it and, with no restart command here, it stays dead.

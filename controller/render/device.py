@@ -111,6 +111,9 @@ class Bgp:
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool
+    graceful_restart: bool = True
+    """RFC 4724 restarter and helper, forwarding state preserved: an FRR restart keeps the
+    peers' routes to this switch (its own kernel routes: zebra -r/-K, see controller/lab)."""
 
 
 @dataclass(frozen=True, slots=True)

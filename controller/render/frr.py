@@ -100,5 +100,12 @@ def context(device: DeviceConfig) -> dict[str, Any]:
             "table": device.bgp.import_host_table,
             "interfaces": [f"vlan{r.vlan}" for r in device.rails],
             "prefixes": [r.prefix for r in device.rails],
+            "bridge": BRIDGE,
+            # dual-ARP: a port without carrier withdraws its servers' /32 at once. EVPN-MH
+            # keeps it: the pair still reaches the server over the ES (VXLAN to the pair).
+            "withdraw_on_carrier_loss": not device.segments,
+            "evpn_svis": {str(r.vni): f"vlan{r.vlan}" for r in device.rails}
+            if device.segments
+            else {},
         },
     }

@@ -3,11 +3,13 @@
 For each dual-leaf mode, with and without cross-plane protection, with continuous probe
 flows between servers on different leaves, it runs: drain + undrain of a leaf (switch side
 only, then with the servers moving off it first), a server link down/up, a leaf down/up, a
-spine down/up and an FRR restart on a leaf, and writes a table (mode, protection, event,
-flow: lost packets, longest gap ms) to docs/failure-matrix.md (and the rows as .json).
+spine down/up, an FRR restart on a leaf and its AUX (pair) link down/up, and writes a table
+(mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
+docs/failure-matrix.md (and the rows as .json).
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
-  [--quick] [--mode dual-arp|evpn-mh]... [--protection off|on]... [--out FILE] [--keep]
+  [--quick] [--event WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
+  [--out FILE] [--keep]
 Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
 Probes cover each event: 35 s at 100 packets/s (200 s for drain + undrain).
 """
@@ -115,6 +117,18 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
 
         return run
 
+    aux_ports = [
+        lk.a_port if lk.a_device == LEAF else lk.z_port
+        for lk in fabric.links_by_device[LEAF]
+        if lk.kind == "aux"
+    ]
+
+    def aux_link() -> None:
+        aux = aux_ports[0]
+        s.root_run(f"ip -n {_node_ns(LEAF)} link set {aux} down")
+        time.sleep(10)
+        s.root_run(f"ip -n {_node_ns(LEAF)} link set {aux} up")
+
     def frr_restart() -> None:
         ns = _node_ns(LEAF)
         s.root_run(
@@ -122,7 +136,7 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
             ">/dev/null 2>&1"
         )
 
-    return {
+    chosen = {
         f"drain + undrain {LEAF}": drain_undrain(False),
         f"drain + undrain {LEAF} --hosts-first": drain_undrain(True),
         f"server link {SERVER_PORT[0]}:{SERVER_PORT[1]} down 10 s": server_link,
@@ -130,6 +144,9 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         f"spine {SPINE} down 10 s (all links)": down_up(SPINE, 10),
         f"FRR restart on {LEAF}": frr_restart,
     }
+    if aux_ports:  # EVPN-MH, or dual-ARP with cross-plane protection
+        chosen[f"AUX link of {LEAF} down 10 s"] = aux_link
+    return chosen
 
 
 def wait_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> bool:
@@ -181,7 +198,15 @@ def measure(
     return {"event_seconds": round(took, 1), "flows": results}
 
 
-def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]]:
+def selected(event: str, quick: bool, words: list[str]) -> bool:
+    if words:
+        return any(w.lower() in event.lower() for w in words)
+    return not quick or event.startswith("drain")
+
+
+def run_variant(
+    mode: str, protection: bool, quick: bool, words: list[str] | None = None
+) -> list[dict[str, Any]]:
     data = yaml.safe_load((ROOT / "inventory" / f"lab-{mode}.yaml").read_text())
     data["cross_plane_protection"] = protection
     data["name"] = f"{data['name']}{'-prot' if protection else ''}"
@@ -197,7 +222,7 @@ def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]
         assert wait_healthy(fabric, access), "fabric did not verify after deploy"
         with LabSession.open(state_dir) as s:
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
-                if quick and not event.startswith("drain"):
+                if not selected(event, quick, words or []):
                     continue
                 seconds = 200 if event.startswith("drain") else 35
                 # each event its own ports: a late receiver of the last one cannot collide
@@ -215,6 +240,7 @@ def run_variant(mode: str, protection: bool, quick: bool) -> list[dict[str, Any]
                             "lost": probe.get("lost"),
                             "subflows_hit": probe.get("subflows_hit"),
                             "duplicates": probe.get("duplicates"),
+                            "reordered": probe.get("reordered"),
                             "max_gap_ms": probe.get("max_gap_ms"),
                             "healthy_after": healthy,
                             "error": probe.get("error"),
@@ -248,20 +274,21 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         f"{RATE:.0f} packets/s, sequence-numbered, leaving from the NIC of its source address "
         f"and split over {SUBFLOWS} source ports (sub-flows) that the servers' bonds hash over "
         "both planes. 'lost' counts packets that never arrived, 'hit' the sub-flows that lost "
-        "any, 'dup' the packets received twice, 'gap' the longest silence of one sub-flow "
+        "any, 'dup' the packets received twice, 'reord' the packets that arrived after a later "
+        "one of their sub-flow, 'gap' the longest silence of one sub-flow "
         f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms).",
         "",
-        "| mode | protection | event | flow | sent | lost | hit | dup | longest gap ms "
+        "| mode | protection | event | flow | sent | lost | hit | dup | reord | longest gap ms "
         "| healthy after |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("error"):
-            result = f"| probe failed: {r['error'][:120]} | | | "
+            result = f"| probe failed: {r['error'][:120]} | | | | "
         else:
             result = (
                 f"| {r['lost']} | {r['subflows_hit']}/{SUBFLOWS} | {r['duplicates']} "
-                f"| {r['max_gap_ms']:.0f} "
+                f"| {_or_dash(r.get('reordered'))} | {r['max_gap_ms']:.0f} "
             )
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
@@ -269,6 +296,11 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _or_dash(value: Any) -> str:
+    """Rows measured before the reordering column existed show '-'."""
+    return "-" if value is None else str(value)
 
 
 VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
@@ -281,7 +313,7 @@ def merged(earlier: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
 
 
 FLOW_ORDER = ("into", "from", "other")
-EVENT_ORDER = ("drain", "drain --hosts-first", "server", "leaf", "spine", "FRR")
+EVENT_ORDER = ("drain", "drain --hosts-first", "server", "leaf", "spine", "FRR", "AUX")
 
 
 def event_rank(event: str) -> int:
@@ -304,6 +336,9 @@ def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="drain + undrain only")
+    parser.add_argument(
+        "--event", action="append", help="only events whose name contains WORD (repeatable)"
+    )
     parser.add_argument("--mode", choices=("dual-arp", "evpn-mh"), action="append")
     parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
@@ -324,7 +359,7 @@ def main() -> None:
     earlier_file = args.out.with_suffix(".json")
     rows = json.loads(earlier_file.read_text()) if args.keep and earlier_file.exists() else []
     for mode, protection in run:
-        rows = merged(rows, run_variant(mode, protection, args.quick))
+        rows = merged(rows, run_variant(mode, protection, args.quick, args.event))
         write_report(ordered(rows), args.out)
     print(args.out.read_text())
 

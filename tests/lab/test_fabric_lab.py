@@ -29,6 +29,7 @@ from controller.intent import load_intent
 from controller.lab import LabSession, down, kernel, run_probe
 from controller.labfabric import bring_up, lab_dir
 from controller.render.engine import render_fabric
+from controller.traffic import check_traffic
 from controller.verify import verify
 from tests.conftest import INVENTORY, run_cli
 
@@ -195,6 +196,42 @@ def test_traffic_on_every_rail_in_both_planes(lab: Lab) -> None:
                 _wait_bond_members_up(s, lab)
     for key, probe in results.items():
         assert probe["received"] >= 98, (key, probe)
+
+
+def _traffic(lab: Lab) -> Any:
+    return check_traffic(lab.fabric, seconds=2.0, lab_state=lab.state_dir)
+
+
+def test_verify_traffic_steady_state_every_rail_and_plane_once(lab: Lab) -> None:
+    """Probe flows on every rail, sub-flows over both planes: nothing lost, nothing twice."""
+    result = run_cli("verify", "-f", str(lab.intent), "--traffic", "--seconds", "2", "--json")
+    body = json.loads(result.stdout)
+    print(f"\n{lab.mode} verify --traffic: {body['traffic']['rows']}")
+    assert result.exit_code == 0, body["traffic"]["failures"] or body
+    rows = body["traffic"]["rows"]
+    assert {(r["rail"], r["plane"]) for r in rows} == {(1, 1), (1, 2), (2, 1), (2, 2)}
+    assert all(r["duplicates"] == 0 and r["lost"] == 0 and r["sent"] > 0 for r in rows)
+
+
+def test_verify_traffic_fails_naming_the_rail_with_duplicates(lab: Lab) -> None:
+    """A port that delivers every rail-1 packet twice (tc mirred on srv0001's plane-1 port
+    into its plane-2 port): verify --traffic fails naming rail 1, and passes once it is gone."""
+    srv = lab.fabric.servers[0]
+    port, other = srv.nics[0].ports
+    mirror = (
+        f"tc qdisc add dev {port} clsact; tc filter add dev {port} ingress protocol ip u32 "
+        f"match ip protocol 17 0xff action mirred ingress mirror dev {other}"
+    )
+    with lab.session() as s:
+        s.check(srv.name, mirror)
+        try:
+            report = _traffic(lab)
+        finally:
+            s.check(srv.name, f"tc qdisc del dev {port} clsact")
+    print(f"\n{lab.mode} duplicates injected on {srv.name}:{port}: {report.failures}")
+    assert not report.ok and report.failures
+    assert all(f.startswith("rail 1 ") and "duplicates" in f for f in report.failures)
+    assert _traffic(lab).ok  # and once again without it
 
 
 def test_second_deploy_changes_nothing(lab: Lab) -> None:

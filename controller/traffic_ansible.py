@@ -1,0 +1,92 @@
+"""The traffic check on a real fabric: the probe agent on the servers through Ansible.
+
+`playbooks/traffic.yml` starts every flow's receiver, then every sender, and collects each
+agent's JSON line; the results are read back from ansible-runner's job events.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from controller.facts import Fabric
+from controller.hosts import HostsError, run_hosts, ssh_access
+from controller.lab.probe import AGENT
+from controller.traffic import Flow, TrafficError
+
+
+def extravars(flows: list[Flow], count: int, rate_pps: float, subflows: int) -> dict[str, Any]:
+    return {
+        "dpctl_probe_agent": str(AGENT),
+        "dpctl_traffic": {
+            "count": count,
+            "rate": rate_pps,
+            "subflows": subflows,
+            "flows": [
+                {
+                    "src": f.src,
+                    "dst": f.dst,
+                    "src_ip": f.src_ip,
+                    "dst_ip": f.dst_ip,
+                    "port": f.port,
+                    "sport_base": 40000 + 100 * index,
+                    "sniff": list(f.ports),
+                }
+                for index, f in enumerate(flows)
+            ],
+        },
+    }
+
+
+def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list[dict[str, Any]]:
+    """Each flow's receiver result plus its sender's ``egress``, from the job events."""
+    received: dict[int, dict[str, Any]] = {}
+    egress: dict[int, dict[str, Any]] = {}
+    for event in events:
+        data = event.get("event_data", {})
+        if event.get("event") != "runner_item_on_ok":
+            continue
+        task, res = data.get("task", ""), data.get("res", {})
+        item = res.get("item", {}).get("item", {})
+        if task not in ("Receiver result", "Sender result") or "port" not in item:
+            continue
+        lines = [line for line in str(res.get("stdout", "")).splitlines() if line.strip()]
+        try:
+            body = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            body = {}
+        target = received if task == "Receiver result" else egress
+        target[int(item["port"])] = body
+    missing = [f.name for f in flows if f.port not in received]
+    if missing:
+        raise TrafficError("ansible", f"no probe result for: {', '.join(missing)}")
+    return [{**received[f.port], "egress": egress.get(f.port, {}).get("egress", {})} for f in flows]
+
+
+def run_ansible(
+    fabric: Fabric,
+    flows: list[Flow],
+    count: int,
+    rate_pps: float,
+    subflows: int,
+    lab_state: Path | None = None,
+) -> list[dict[str, Any]]:
+    """The flows through `playbooks/traffic.yml`; through the lab's jump host if it runs."""
+    servers = sorted({f.src for f in flows} | {f.dst for f in flows})
+    try:
+        result = run_hosts(
+            fabric,
+            "traffic",
+            access=ssh_access(fabric, lab_state),
+            servers=servers,
+            extravars=extravars(flows, count, rate_pps, subflows),
+        )
+    except HostsError as exc:
+        raise TrafficError("ansible", str(exc)) from None
+    bad = [name for name, h in result.hosts.items() if not h.ok]
+    if bad:
+        raise TrafficError("ansible", f"probe playbook failed on {', '.join(bad)}")
+    events_dir = Path(result.artifacts) / "artifacts" / "run" / "job_events"
+    events = [json.loads(p.read_text()) for p in sorted(events_dir.glob("*.json"))]
+    return results_from_events(events, flows)

@@ -1,0 +1,91 @@
+"""The ARP-to-host agent against the real kernel, in network namespaces of this test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.agents import arp_to_host
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("bridge") is None,
+    reason="needs root and iproute2 (network namespaces)",
+)
+
+
+def sh(script: str) -> str:
+    return subprocess.run(["sh", "-ec", script], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def leaf(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A 'leaf' namespace (bridge br0 with the gateway, port p1) and a 'server' behind p1."""
+    tag = uuid.uuid4().hex[:6]
+    leaf_ns, srv_ns = f"dpd-ut-leaf-{tag}", f"dpd-ut-srv-{tag}"
+    sh(
+        f"""
+ip netns add {leaf_ns}; ip netns add {srv_ns}
+ip -n {leaf_ns} link add p1 type veth peer name eth0 netns {srv_ns}
+ip -n {leaf_ns} link add br0 type bridge
+ip -n {leaf_ns} link set p1 master br0
+ip -n {leaf_ns} link set p1 up; ip -n {leaf_ns} link set br0 up
+ip -n {leaf_ns} address add 10.9.0.1/29 dev br0
+ip -n {srv_ns} address add 10.9.0.2/29 dev eth0
+ip -n {srv_ns} link set eth0 up
+ip netns exec {srv_ns} ping -c 2 -i 0.2 -W 2 10.9.0.1 >/dev/null
+"""
+    )
+    try:
+        yield leaf_ns, srv_ns
+    finally:
+        subprocess.run(["ip", "netns", "del", leaf_ns], check=False)
+        subprocess.run(["ip", "netns", "del", srv_ns], check=False)
+
+
+def _agent(ns: str, withdraw: bool) -> tuple[str, str]:
+    """Reconcile inside ``ns``, take p1 down (if ``withdraw``), reconcile again: the table
+    before and the table and neighbours after."""
+    config = {
+        "table": 100,
+        "interfaces": ["br0"],
+        "prefixes": ["10.9.0.0/29"],
+        "bridge": "br0",
+        "withdraw_on_carrier_loss": withdraw,
+    }
+    code = (
+        "import json,sys; from controller.agents import arp_to_host as a; "
+        "c=json.loads(sys.argv[1]); p=a.Ports('br0') if c['withdraw_on_carrier_loss'] else None; "
+        "a.reconcile(c,p); a.reconcile(c,p); print(sorted(a.present(100))); import subprocess; "
+        f"subprocess.run(['ip','link','set','p1','down'] if {withdraw!r} else ['true']); "
+        "a.reconcile(c,p)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    before = subprocess.run(
+        ["ip", "netns", "exec", ns, "python3", "-c", code, json.dumps(config)],
+        check=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+    ).stdout
+    return before, sh(f"ip -n {ns} route show table 100; ip -n {ns} neigh show dev br0")
+
+
+def test_port_carrier_loss_withdraws_the_host_route_at_once(leaf: tuple[str, str]) -> None:
+    leaf_ns, _ = leaf
+    before, after = _agent(leaf_ns, withdraw=True)
+    assert "('10.9.0.2', 'br0')" in before
+    assert "10.9.0.2" not in after, after  # route and neighbour gone right after carrier loss
+
+
+def test_without_carrier_loss_withdrawal_the_route_stays(leaf: tuple[str, str]) -> None:
+    leaf_ns, _ = leaf
+    _, after = _agent(leaf_ns, withdraw=False)
+    assert f"10.9.0.2 dev br0 proto {arp_to_host.PROTO}" in after, after

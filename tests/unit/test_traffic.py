@@ -1,0 +1,149 @@
+"""The data-plane check's pure parts and its probe agent on the loopback (no lab)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from controller.generator import build_fabric
+from controller.intent import load_intent
+from controller.lab import probe_agent
+from controller.traffic import TrafficError, aggregate, plan_flows, validate
+from controller.traffic_ansible import extravars, results_from_events
+from tests.conftest import INVENTORY, run_cli
+
+FABRIC = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))
+
+
+def _clean(subflows: int, per: int = 10) -> list[dict[str, Any]]:
+    return [
+        {"sent": per, "received": per, "lost": 0, "duplicates": 0, "reordered": 0, "max_gap_ms": 5}
+        for _ in range(subflows)
+    ]
+
+
+def _result(flow_ports: tuple[str, str], planes: list[int]) -> dict[str, Any]:
+    """A receiver result whose sub-flow i left through the port of plane ``planes[i]``."""
+    return {
+        "per_subflow": _clean(len(planes)),
+        "egress": {str(i): {flow_ports[p - 1]: 10} for i, p in enumerate(planes)},
+    }
+
+
+def test_flows_cover_every_rail_both_ways_with_distinct_ports() -> None:
+    flows = plan_flows(FABRIC)
+    assert {(f.rail, f.src, f.dst) for f in flows} == {
+        (r, a, b) for r in (1, 2) for a, b in (("srv0001", "srv0002"), ("srv0002", "srv0001"))
+    }
+    assert len({f.port for f in flows}) == len(flows)
+    srv = FABRIC.server_by_name["srv0001"]
+    first = next(f for f in flows if f.src == "srv0001" and f.rail == 1)
+    assert first.ports == srv.nics[0].ports and first.src_ip == srv.nics[0].ip
+
+
+def test_rows_per_rail_and_plane_and_the_duplicates_fail_naming_the_rail() -> None:
+    flows = plan_flows(FABRIC)
+    results = [_result(f.ports, [1, 2, 1, 2]) for f in flows]
+    assert all(r.ok for r in aggregate(FABRIC, flows, results))
+    rail2 = next(i for i, f in enumerate(flows) if f.rail == 2)
+    results[rail2]["per_subflow"][1]["duplicates"] = 7  # sub-flow 1 left into plane 2
+    rows = {(r.rail, r.plane): r for r in aggregate(FABRIC, flows, results)}
+    assert [k for k, r in rows.items() if not r.ok] == [(2, 2)]
+    assert rows[(2, 2)].reason == "7 duplicates"
+    assert rows[(2, 2)].subflows == 4 and rows[(2, 2)].sent == 40
+
+
+def test_loss_a_plane_not_covered_and_a_subflow_that_never_left_all_fail() -> None:
+    flows = plan_flows(FABRIC)
+    results = [_result(f.ports, [1, 1, 1, 1]) for f in flows]
+    results[0]["per_subflow"][0].update(received=7, lost=3)
+    del results[0]["egress"]["3"]
+    rows = {(r.rail, r.plane): r for r in aggregate(FABRIC, flows, results)}
+    assert rows[(1, 1)].reason == "3 of 70 lost"
+    assert "no sub-flow hashed into plane 2" in rows[(1, 2)].reason
+    assert "never left the sender" in rows[(1, 0)].reason
+    assert rows[(2, 1)].ok and not rows[(2, 2)].ok
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [((0.1,), "--seconds"), ((3.0, 1.0), "--rate"), ((3.0, 100.0, 1), "--subflows")],
+)
+def test_bad_options_name_the_option(args: tuple[Any, ...], field: str) -> None:
+    with pytest.raises(TrafficError) as err:
+        validate(*args)
+    assert err.value.where == field
+
+
+def test_cli_refuses_a_bad_duration_before_anything_runs() -> None:
+    result = run_cli(
+        "verify", "-f", str(INVENTORY / "lab-evpn-mh.yaml"), "--traffic", "--seconds", "0"
+    )
+    assert result.exit_code == 2 and "--seconds" in result.output
+
+
+def test_ansible_results_are_read_from_the_job_events() -> None:
+    flows = plan_flows(FABRIC)[:2]
+    assert [f["sport_base"] for f in extravars(flows, 100, 50.0, 4)["dpctl_traffic"]["flows"]] == [
+        40000,
+        40100,
+    ]
+
+    def event(task: str, port: int, stdout: str) -> dict[str, Any]:
+        res = {"item": {"item": {"port": port}}, "stdout": stdout}
+        return {"event": "runner_item_on_ok", "event_data": {"task": task, "res": res}}
+
+    events = [
+        event("Receiver result", flows[0].port, '{"sent": 100, "per_subflow": []}'),
+        event("Sender result", flows[0].port, '{"egress": {"0": {"nic1p1": 25}}}'),
+    ]
+    with pytest.raises(TrafficError, match=flows[1].name):
+        results_from_events(events, flows)
+    events.append(event("Receiver result", flows[1].port, '{"sent": 100, "per_subflow": []}'))
+    got = results_from_events(events, flows)
+    assert got[0]["egress"] == {"0": {"nic1p1": 25}} and got[1]["egress"] == {}
+
+
+def _recv_in_thread(
+    port: int, count: int, subflows: int
+) -> tuple[threading.Thread, dict[str, Any]]:
+    result: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            probe_agent.recv("127.0.0.1", port, count, 10.0, None, subflows)
+        )
+    )
+    thread.start()
+    time.sleep(0.3)
+    return thread, result
+
+
+def test_agent_counts_duplicates_and_reordering_per_subflow() -> None:
+    thread, result = _recv_in_thread(45881, 40, 4)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    order = [*range(9), *range(10, 14), 13, 13, *range(14, 40), 9]  # 13 three times, 9 late
+    for seq in order:
+        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40), ("127.0.0.1", 45881))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 40, 40), ("127.0.0.1", 45881))
+    sock.close()
+    thread.join(15)
+    assert (result["lost"], result["duplicates"], result["reordered"]) == (0, 2, 1)
+    flow1 = result["per_subflow"][1]  # 9 and 13 are sub-flow 1 of 4
+    assert (flow1["duplicates"], flow1["reordered"], flow1["received"]) == (2, 1, 10)
+    assert all(f["duplicates"] == 0 for i, f in enumerate(result["per_subflow"]) if i != 1)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="packet sockets need root")
+def test_agent_counts_the_interface_each_subflow_leaves_through() -> None:
+    thread, result = _recv_in_thread(45882, 40, 4)
+    sent = probe_agent.send(
+        "127.0.0.1", 45882, 40, 400.0, src="127.0.0.1", subflows=4, base=41000, sniff=["lo"]
+    )
+    thread.join(15)
+    assert result["received"] == 40
+    assert sent["egress"] == {str(i): {"lo": 10} for i in range(4)}
