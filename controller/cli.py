@@ -866,6 +866,13 @@ def simulate(
     report: Annotated[
         Path, typer.Option("--report", help="Where --compare writes its Markdown report.")
     ] = Path("docs/simulation.md"),
+    links_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--links-out",
+            help="Write every cable's load here (the file `report --simulate` reads).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Flow-level load, bottleneck, completion time and losses of a workload on the fabric."""
@@ -876,6 +883,8 @@ def simulate(
 
     try:
         built = load_fabric(fabric)
+        if compare and links_out is not None:
+            raise DpctlError("--links-out", "writes the loads of one run, not of --compare")
         if compare:
             today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
             summary = sim.write_compare(built, report, qps, seed, today, str(fabric))
@@ -899,6 +908,10 @@ def simulate(
             selection=hash_select,
         )
         result, topo = sim.run(built, scenario)
+        if links_out is not None:
+            from controller.simulate.links import links_document, write_links
+
+            write_links(links_document(result, topo), links_out)
         figures = []
         if plot is not None:
             figures = sim.plot_run(result, topo, plot)
@@ -911,6 +924,8 @@ def simulate(
     except DpctlError as exc:
         fail(exc, as_json)
     data = result.to_dict() | {"figures": [str(p) for p in figures]}
+    if links_out is not None:
+        data["links_out"] = str(links_out)
     if as_json:
         print_json(data)
         return
@@ -936,12 +951,21 @@ def simulate(
         out.print(f"  lost: {line}")
     for path in figures:
         out.print(f"  figure: {path}")
+    if links_out is not None:
+        out.print(f"  per-link loads: {links_out}")
 
 
 # -- dpctl report / draw: the fabric picture and printable report (issue 14) -------------------
 StateOpt = Annotated[
     Path | None,
     typer.Option("--verify", help="JSON of `dpctl verify --json`: live state on the picture."),
+]
+SimulateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--simulate",
+        help="File of `dpctl simulate --links-out`: bundles coloured by load.",
+    ),
 ]
 
 
@@ -952,13 +976,7 @@ def report(
         Path, typer.Option("--out", "-o", help="Output folder for report.html and fabric.svg.")
     ] = Path("report"),
     verify_json: StateOpt = None,
-    simulate_json: Annotated[
-        Path | None,
-        typer.Option(
-            "--simulate",
-            help='Per-link loads: {"links": [{"a_device", "z_device", "load": 0..1}]}.',
-        ),
-    ] = None,
+    simulate_json: SimulateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: picture, bill of materials, cabling sheets, sizing."""
@@ -985,13 +1003,14 @@ def draw(
         "fabric.svg"
     ),
     verify_json: StateOpt = None,
+    simulate_json: SimulateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write just the fabric picture (SVG)."""
     from controller.outputs.report import write_svg
 
     try:
-        summary = write_svg(load_fabric(fabric), out_file, verify_json)
+        summary = write_svg(load_fabric(fabric), out_file, verify_json, simulate_json)
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:

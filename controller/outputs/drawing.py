@@ -5,8 +5,8 @@ leaves framed by group with their rails) and the servers in columns below, betwe
 leaves of each rail pair. Cables are aggregated into bundles (one per pair of boxes, labelled
 with their count) and boxes are aggregated as the fabric grows, so that a 16,384-GPU fabric
 stays readable while the lab shows every switch, server and link. The SVG template only
-formats this model; the live state of a `dpctl verify --json` run (and per-link loads of a
-future `simulate` run) is folded in by ``apply_state``.
+formats this model; the live state of a `dpctl verify --json` run and the per-cable loads of
+a `dpctl simulate --links-out` run are folded in by ``apply_state``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,9 @@ class Bundle:
     down: int = 0
     """Cables of the bundle whose BGP session a verify run found down."""
     load: float | None = None
-    """Highest per-link load (0..1) of a simulate run, when one was given."""
+    """Highest cable load of a simulate run (over the line rate: 1.0 = full), when given."""
+    peak: bool = False
+    """The bundle carries the run's highest load (every bundle tied at the maximum)."""
     path: str = ""
     """SVG path data of the bundle's curve."""
 
@@ -101,7 +103,7 @@ class Bundle:
         if self.down:
             text += f" · {self.down} down"
         if self.load is not None:
-            text += f" · {self.load * 100:.0f}%"
+            text += f" · {self.load:.2f}×"
         return text
 
     @property
@@ -114,8 +116,16 @@ class Bundle:
 
     @property
     def load_hue(self) -> int:
-        """Green (120) at no load to red (0) at full load."""
-        return round((1 - min(max(self.load or 0.0, 0.0), 1.0)) * 120)
+        """Green (120) at no load, yellow (60) at the line rate, red (0) at twice it and above."""
+        return load_hue(self.load or 0.0)
+
+
+LOAD_SCALE_TOP = 2.0
+"""The load drawn fully red: twice the line rate (two flows hashed onto one link)."""
+
+
+def load_hue(load: float) -> int:
+    return round((1 - min(max(load, 0.0), LOAD_SCALE_TOP) / LOAD_SCALE_TOP) * 120)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,7 @@ class Drawing:
     legend_y: float = 0
     has_state: bool = False
     has_load: bool = False
+    max_load: float | None = None
     legend: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     @property
@@ -521,21 +532,58 @@ def _checks(verify: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return checks
 
 
-def _link_loads(simulate: dict[str, Any], where: str) -> dict[tuple[str, str], float]:
-    """Simulate input: {"links": [{"a_device", "z_device", "load": 0..1}, ...]}."""
+def _field(where: str, i: int, name: str) -> str:
+    return f"{where}: links[{i}].{name}"
+
+
+def _link_loads(
+    simulate: dict[str, Any], fabric: Fabric, where: str
+) -> dict[tuple[str, str], float]:
+    """Loads by device pair (both orders) from `dpctl simulate --links-out`:
+    {"fabric", "planes", "links": [{"a_device", "z_device", "load" >= 0, ...}]}; the highest
+    load where parallel cables join the same two devices."""
+    name = simulate.get("fabric")
+    if name is not None and name != fabric.intent.name:
+        raise StateFileError(
+            f"{where}: fabric",
+            f"the run is of fabric {name!r}, the report of {fabric.intent.name!r}",
+        )
+    if simulate.get("planes", 2) != 2:
+        raise StateFileError(
+            f"{where}: planes",
+            "a single-plane baseline run is not the drawn fabric (simulate with --planes 2)",
+        )
     rows = simulate.get("links")
     if not isinstance(rows, list):
-        raise StateFileError(where, "expected a 'links' list of {a_device, z_device, load}")
+        raise StateFileError(
+            f"{where}: links",
+            "expected a list of {a_device, z_device, load} (write it with "
+            "`dpctl simulate --links-out FILE`; --json holds only the summary)",
+        )
+    cabled = {(lk.a_device, lk.z_device) for lk in fabric.links}
+    cabled |= {(z, a) for a, z in cabled}
     loads: dict[tuple[str, str], float] = {}
     for i, row in enumerate(rows):
-        try:
-            a, z, load = str(row["a_device"]), str(row["z_device"]), float(row["load"])
-        except (KeyError, TypeError, ValueError) as exc:
+        if not isinstance(row, dict):
+            raise StateFileError(f"{where}: links[{i}]", "expected an object")
+        for key in ("a_device", "z_device", "load"):
+            if key not in row:
+                raise StateFileError(_field(where, i, key), "missing")
+        a, z, load = row["a_device"], row["z_device"], row["load"]
+        for key, value in (("a_device", a), ("z_device", z)):
+            if not isinstance(value, str):
+                raise StateFileError(
+                    _field(where, i, key), f"expected a device name, got {value!r}"
+                )
+        if isinstance(load, bool) or not isinstance(load, int | float) or not 0 <= load < math.inf:
+            raise StateFileError(_field(where, i, "load"), f"expected a number >= 0, got {load!r}")
+        if (a, z) not in cabled:
             raise StateFileError(
-                f"{where}: links[{i}]", f"needs a_device, z_device, load ({exc})"
-            ) from exc
-        for key in ((a, z), (z, a)):
-            loads[key] = max(load, loads.get(key, 0.0))
+                f"{where}: links[{i}]",
+                f"no cable between {a!r} and {z!r} in fabric {fabric.intent.name!r}",
+            )
+        for pair in ((a, z), (z, a)):
+            loads[pair] = max(float(load), loads.get(pair, 0.0))
     return loads
 
 
@@ -574,7 +622,7 @@ def apply_state(
             box_id = owner[device]
             if state and rank[state] > rank[box_state.get(box_id, "ok")]:
                 box_state[box_id] = state
-    loads = _link_loads(simulate, simulate_name) if simulate is not None else {}
+    loads = _link_loads(simulate, fabric, simulate_name) if simulate is not None else {}
     down: dict[str, int] = defaultdict(int)
     load_of: dict[str, float] = {}
     for link in fabric.links:
@@ -589,8 +637,15 @@ def apply_state(
         replace(b, state=box_state.get(b.id, "ok"), note="; ".join(notes.get(b.id, [])[:3]))
         for b in drawing.boxes
     )
+    peak = max(load_of.values(), default=None)
     bundles = tuple(
-        replace(b, down=down.get(b.id, 0), load=load_of.get(b.id)) for b in drawing.bundles
+        replace(
+            b,
+            down=down.get(b.id, 0),
+            load=load_of.get(b.id),
+            peak=peak is not None and load_of.get(b.id) == peak,
+        )
+        for b in drawing.bundles
     )
     legend = list(drawing.legend)
     if verify is not None:
@@ -601,13 +656,16 @@ def apply_state(
             ("down", "cables with BGP down"),
         ]
     if simulate is not None:
-        legend += [("load", "bundle load (highest link), simulate")]
+        legend += [("load", "load ÷ line rate: 0, 1, ≥2")]
+        if peak is not None:
+            legend += [("peak", f"most loaded: {peak:.2f}× line rate")]
     return replace(
         drawing,
         boxes=boxes,
         bundles=bundles,
         has_state=verify is not None,
         has_load=simulate is not None,
+        max_load=peak,
         legend=tuple(legend),
         height=_height(drawing.legend_y, drawing.width, len(legend)),
     )

@@ -192,15 +192,19 @@ def _read_json(path: Path | None, option: str) -> dict[str, Any] | None:
     return data
 
 
+StateFiles = tuple[Drawing, dict[str, Any] | None, dict[str, Any] | None]
+
+
 def drawing_for(
     fabric: Fabric, verify_json: Path | None = None, simulate_json: Path | None = None
-) -> Drawing:
+) -> StateFiles:
+    """The picture with the state files folded in, and the files' contents (read once)."""
     drawing = build_drawing(fabric)
     verify = _read_json(verify_json, "--verify")
     simulate = _read_json(simulate_json, "--simulate")
     if verify is None and simulate is None:
-        return drawing
-    return apply_state(
+        return drawing, None, None
+    drawing = apply_state(
         drawing,
         fabric,
         verify,
@@ -208,9 +212,39 @@ def drawing_for(
         verify_name=f"--verify {verify_json}",
         simulate_name=f"--simulate {simulate_json}",
     )
+    return drawing, verify, simulate
 
 
-def render_html(fabric: Fabric, drawing: Drawing, verify: dict[str, Any] | None = None) -> str:
+SIMULATE_FIGURES = (
+    ("workload", "workload"),
+    ("lb", "load balancing"),
+    ("fail", "failed"),
+    ("max_link_load", "max link load (× line rate)"),
+    ("completion_time_ratio", "completion time (× ideal)"),
+    ("lost_flows", "lost flows"),
+)
+
+
+def simulate_summary(simulate: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The run's scenario and headline figures, as far as the file has them."""
+    if simulate is None:
+        return []
+    rows = []
+    for key, label in SIMULATE_FIGURES:
+        value = simulate.get(key)
+        if value is None:
+            continue
+        text = (", ".join(map(str, value)) or "nothing") if isinstance(value, list) else str(value)
+        rows.append((label, text))
+    return rows
+
+
+def render_html(
+    fabric: Fabric,
+    drawing: Drawing,
+    verify: dict[str, Any] | None = None,
+    simulate: dict[str, Any] | None = None,
+) -> str:
     leaves, servers = cabling_sheets(fabric)
     bom: list[BomLine] = bill_of_materials(fabric)
     failed = [c for c in (verify or {}).get("checks", []) if not c.get("ok")]
@@ -228,6 +262,10 @@ def render_html(fabric: Fabric, drawing: Drawing, verify: dict[str, Any] | None 
             sizing=fabric.sizing.to_dict(),
             verify_failed=failed,
             verify_total=len((verify or {}).get("checks", [])),
+            sim_summary=simulate_summary(simulate),
+            sim_top=sorted(
+                (b for b in drawing.bundles if b.load is not None), key=lambda b: -(b.load or 0)
+            )[:8],
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             version=__version__,
         )
@@ -241,9 +279,8 @@ def write_report(
     simulate_json: Path | None = None,
 ) -> dict[str, Any]:
     """Write ``report.html`` and ``fabric.svg`` to ``out_dir``; returns a summary."""
-    drawing = drawing_for(fabric, verify_json, simulate_json)
-    verify = _read_json(verify_json, "--verify")
-    html = render_html(fabric, drawing, verify)
+    drawing, verify, simulate = drawing_for(fabric, verify_json, simulate_json)
+    html = render_html(fabric, drawing, verify, simulate)
     svg = render_svg(drawing)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -262,8 +299,13 @@ def write_report(
     }
 
 
-def write_svg(fabric: Fabric, out_file: Path, verify_json: Path | None = None) -> dict[str, Any]:
-    drawing = drawing_for(fabric, verify_json)
+def write_svg(
+    fabric: Fabric,
+    out_file: Path,
+    verify_json: Path | None = None,
+    simulate_json: Path | None = None,
+) -> dict[str, Any]:
+    drawing = drawing_for(fabric, verify_json, simulate_json)[0]
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(render_svg(drawing))
