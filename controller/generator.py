@@ -16,7 +16,7 @@ from controller import addressing
 from controller.catalog import LogicalPort, get_model
 from controller.errors import IntentError, SizingError
 from controller.facts import Fabric, Link, Nic, RailSubnet, Server, Switch
-from controller.intent import FabricIntent
+from controller.intent import FabricIntent, check_device_name
 from controller.sizing import Sizing, servers_from_gpus, size_fabric
 
 PLANE_IDS = (1, 2)
@@ -61,9 +61,13 @@ def _rails_of_leaf(sizing: Sizing, leaf_index: int) -> tuple[int, ...]:
 
 
 def _check_unique_names(names: list[tuple[str, str]]) -> None:
-    """names: (generated name, naming field that produced it)."""
+    """names: (generated name, naming field that produced it); each a safe device name."""
     counts = Counter(name for name, _ in names)
     for name, kind in names:
+        try:
+            check_device_name(name, "the pattern")
+        except ValueError as exc:
+            raise IntentError(f"naming.{kind}", str(exc)) from None
         if counts[name] > 1:
             raise IntentError(
                 f"naming.{kind}",

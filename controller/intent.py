@@ -7,6 +7,7 @@ paths); a secret written into the intent is refused.
 
 from __future__ import annotations
 
+import re
 import string
 from ipaddress import IPv4Network
 from pathlib import Path
@@ -53,19 +54,55 @@ NAME_FIELDS = {
     "server": {"server", "group"},
 }
 
+# Every generated device name reaches switch configs (descriptions, BGP neighbour text),
+# file paths (render/<device>/) and Ansible/SSH command lines: it must be one DNS label.
+DEVICE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,62}$")
+DEVICE_NAME_RULE = (
+    "device names may use only ASCII letters, digits and '-', start with a letter or digit "
+    "and be at most 63 characters (one DNS label)"
+)
+# Format specs a naming field may carry: zero padding, width, decimal/hex; nothing that could
+# produce other characters ({server:c}) or fill with arbitrary text ({server:_>5}).
+FORMAT_SPEC_RE = re.compile(r"^(0?[1-9][0-9]?)?[dxX]?$")
+# Values a pattern is tried with when the intent is read (the generator checks every real name
+# again): small and large, so width and alphabet problems show here.
+SAMPLE_VALUES = (1, 99_999)
+FREE_TEXT_RE = r"^[A-Za-z0-9 _.,:;()/+=@#-]{0,200}$"
+FREE_TEXT_RULE = (
+    "free text may use ASCII letters, digits, spaces and _ . , : ; ( ) / + = @ # - "
+    "(at most 200 characters; no quotes, braces, backslashes or line breaks)"
+)
+
+
+def check_device_name(name: str, where: str) -> str:
+    """Raise ValueError unless ``name`` is a safe device name (see DEVICE_NAME_RULE)."""
+    if not DEVICE_NAME_RE.fullmatch(name):
+        raise ValueError(f"{where} gives the name {name!r}: {DEVICE_NAME_RULE}")
+    return name
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+CatalogModel = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+
+
 class SwitchModels(_Strict):
-    leaf: str = Field(description="Catalog model of every leaf, e.g. CX864E-N")
-    spine: str = Field(description="Catalog model of every spine")
+    leaf: CatalogModel = Field(description="Catalog model of every leaf, e.g. CX864E-N")
+    spine: CatalogModel = Field(description="Catalog model of every spine")
 
 
 class Plane(_Strict):
     id: Literal[1, 2]
-    description: str = ""
+    description: str = Field(default="", description=FREE_TEXT_RULE)
+
+    @field_validator("description")
+    @classmethod
+    def _safe_text(cls, text: str) -> str:
+        if not re.fullmatch(FREE_TEXT_RE, text):
+            raise ValueError(f"{text[:60]!r}: {FREE_TEXT_RULE}")
+        return text
 
 
 class Addressing(_Strict):
@@ -101,9 +138,17 @@ class LoadBalancing(_Strict):
 class Credentials(_Strict):
     """References only: where the secret lives, never the secret."""
 
-    username: str = "admin"
-    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    ssh_key_file: str | None = None
+    username: str = Field(
+        default="admin",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$",
+        description="Login user: letters, digits, _ . - (at most 32, not starting with - or .)",
+    )
+    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    ssh_key_file: str | None = Field(
+        default=None,
+        pattern=r"^[^\x00-\x1f\x7f]{1,4096}$",
+        description="Path of the SSH private key (no control characters)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -119,25 +164,55 @@ class Credentials(_Strict):
 
 
 class Naming(_Strict):
-    leaf: str = "p{plane}-g{group}-leaf{leaf}"
-    spine: str = "p{plane}-spine{spine}"
-    server: str = "srv{server:04d}"
+    """Patterns of the device names (Python format strings over the fields listed per kind).
+
+    Every name a pattern expands to must be a safe device name: ASCII letters, digits and
+    '-', starting with a letter or digit, at most 63 characters. A field may carry only a
+    width/zero-padding and d/x/X as format spec (e.g. {server:04d}).
+    """
+
+    leaf: str = Field(
+        default="p{plane}-g{group}-leaf{leaf}",
+        description="Leaf names; fields {plane} {group} {leaf}. " + DEVICE_NAME_RULE,
+    )
+    spine: str = Field(
+        default="p{plane}-spine{spine}",
+        description="Spine names; fields {plane} {spine}. " + DEVICE_NAME_RULE,
+    )
+    server: str = Field(
+        default="srv{server:04d}",
+        description="GPU server names; fields {server} {group}. " + DEVICE_NAME_RULE,
+    )
 
     @field_validator("leaf", "spine", "server")
     @classmethod
-    def _known_fields(cls, pattern: str, info: ValidationInfo) -> str:
+    def _safe_pattern(cls, pattern: str, info: ValidationInfo) -> str:
         kind = str(info.field_name)
         allowed = NAME_FIELDS[kind]
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
         try:
-            used = {f for _, f, _, _ in string.Formatter().parse(pattern) if f}
+            parts = list(string.Formatter().parse(pattern))
         except ValueError as exc:
-            raise ValueError(f"pattern {pattern!r} is not a valid format string ({exc})") from None
+            raise ValueError(f"pattern {shown!r} is not a valid format string ({exc})") from None
+        used = {f for _, f, _, _ in parts if f is not None}
         unknown = used - allowed
-        if unknown:
+        if "" in used or unknown:
             raise ValueError(
-                f"pattern {pattern!r} uses unknown field(s) {sorted(unknown)}; "
+                f"pattern {shown!r} uses unknown field(s) {sorted(unknown or {'{}'})}; "
                 f"allowed: {sorted(allowed)}"
             )
+        for _, field, spec, conversion in parts:
+            if field is None:
+                continue
+            if conversion or not FORMAT_SPEC_RE.fullmatch(spec or ""):
+                bad = f"!{conversion}" if conversion else f":{spec}"
+                raise ValueError(
+                    f"pattern {shown!r}: field {{{field}{bad}}} has a format the names cannot "
+                    "use; allowed: {field}, {field:04d}, {field:x} (width, zero padding, d/x/X)"
+                )
+        for value in SAMPLE_VALUES:
+            name = pattern.format(**dict.fromkeys(allowed, value))
+            check_device_name(name, f"pattern {shown!r}")
         return pattern
 
 
@@ -232,9 +307,18 @@ def intent_from_data(data: Any, source: str = "intent") -> FabricIntent:
 def load_intent(path: Path) -> FabricIntent:
     """Read and validate an intent file; any problem is an IntentError naming the field."""
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise IntentError(str(path), f"cannot read the intent file ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise IntentError(
+            f"{path}:{line}",
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "save the intent file as UTF-8",
+        ) from None
     try:
         data = yaml.load(text, Loader=_IntentLoader)
     except yaml.YAMLError as exc:

@@ -45,6 +45,16 @@ class Sizing:
         return asdict(self)
 
 
+MAX_GPUS_PER_SERVER = 64  # the intent's bound (FabricIntent.gpus_per_server)
+
+
+def check_gpus_per_server(gpus_per_server: int, where: str = "gpus_per_server") -> None:
+    if not 1 <= gpus_per_server <= MAX_GPUS_PER_SERVER:
+        raise SizingError(
+            where, f"must be between 1 and {MAX_GPUS_PER_SERVER}, got {gpus_per_server}"
+        )
+
+
 def rails_per_leaf(gpus_per_server: int, servers_in_group: int, downlinks: int) -> int:
     """Largest divisor r of G with r x servers <= downlinks (1 when a group is full)."""
     best = 1
@@ -79,8 +89,7 @@ def size_fabric(
     """Size a dual-plane fabric; raises SizingError naming the field when it cannot be built."""
     leaf = get_model(leaf_model, "switches.leaf")
     spine = get_model(spine_model, "switches.spine")
-    if gpus_per_server < 1:
-        raise SizingError("gpus_per_server", f"must be at least 1, got {gpus_per_server}")
+    check_gpus_per_server(gpus_per_server)
     if servers < 1:
         raise SizingError(where, f"must be at least 1 server, got {servers}")
     downlinks = leaf.port_count("leaf", "downlink")
@@ -137,8 +146,7 @@ def size_fabric(
 def servers_from_gpus(gpus: int, gpus_per_server: int, where: str = "gpus") -> int:
     if gpus < 1:
         raise SizingError(where, f"must be at least 1 GPU, got {gpus}")
-    if gpus_per_server < 1:
-        raise SizingError("gpus_per_server", f"must be at least 1, got {gpus_per_server}")
+    check_gpus_per_server(gpus_per_server)
     if gpus % gpus_per_server:
         raise SizingError(
             where,
@@ -154,6 +162,7 @@ def sizing_table(model: str, gpus_per_server: int = 8) -> list[Sizing]:
     Rows start at the smallest full-leaf fabric (one leaf per plane serving as many rails as
     fit) and double the server count until the spine radix is used up.
     """
+    check_gpus_per_server(gpus_per_server)
     leaf = get_model(model)
     downlinks = leaf.port_count("leaf", "downlink")
     limit = max_servers(leaf, leaf, gpus_per_server)

@@ -9,12 +9,34 @@ from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from controller.errors import OutputError
 
 
+def confined(out_dir: Path, name: str) -> Path:
+    """``out_dir / name``, refusing any name that would land outside ``out_dir``."""
+    rel = PurePosixPath(name)
+    if (
+        not name
+        or rel.is_absolute()
+        or any(part in ("..", ".", "") for part in name.split("/"))
+        or "\\" in name
+        or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)
+    ):
+        raise OutputError(
+            name, f"refusing to write {name!r}: not a plain relative path inside {out_dir}"
+        )
+    target = out_dir / rel
+    root = out_dir.resolve()
+    if not target.resolve().is_relative_to(root):
+        raise OutputError(name, f"refusing to write {name!r}: it resolves outside {out_dir}")
+    return target
+
+
 def write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write ``files`` (relative path -> bytes) under ``out_dir``; nothing outside it."""
+    targets = {name: confined(out_dir, name) for name in files}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -24,7 +46,7 @@ def write_all(out_dir: Path, files: dict[str, bytes]) -> list[Path]:
     staged: list[tuple[Path, Path]] = []
     try:
         for name, content in sorted(files.items()):
-            target = out_dir / name
+            target = targets[name]
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(
                 dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
