@@ -1,11 +1,16 @@
 """An Ansible inventory of a fabric's GPU servers, from the same facts as the switches.
 
 Pure functions: fabric facts (and how to reach the servers) in, an inventory dict out, in
-the YAML/JSON inventory structure Ansible and ansible-runner take. Every server is a host of
-group ``gpu_servers`` with ``ansible_host`` = its management address and the variables the
-playbooks in ``playbooks/`` need: its NICs (rail, address, prefix length, gateway, the two
-ports, the bond), the peers it must reach (same-rail NICs of the other servers), the
-dual-leaf mode with its bond options, and the rail pool.
+the YAML/JSON inventory structure Ansible and ansible-runner take. Every server is listed once,
+as a host of group ``gpu_servers`` with ``ansible_host`` = its management address and its own
+NICs (rail, address, prefix length, gateway). What is the same for every server is said once,
+in the group variables: per rail the bond, the two ports and the routing table (``rails``),
+and the rail's members, server -> address (``rail_members``), from which the
+``dpctl_gpu_nic`` module derives each NIC's same-rail peers; the dual-leaf mode with its bond
+options; the rail pool.
+
+Size grows linearly with the GPUs: one NIC entry and one rail-member entry per GPU (the
+pairwise peer list it replaces grew with the square of the servers).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from controller.errors import DpctlError
 from controller.facts import Fabric, Server
 from controller.labfabric import (
     ARP_KEEPALIVE_S,
@@ -95,29 +101,45 @@ def _roce_vars(fabric: Fabric) -> dict[str, Any]:
     }
 
 
-def server_vars(fabric: Fabric, server: Server) -> dict[str, Any]:
-    """The host variables of one server: management address, NICs, peers."""
+class InventoryError(DpctlError):
+    """The fabric facts cannot be expressed as the compact inventory (a per-rail fact differs)."""
+
+
+def server_vars(server: Server) -> dict[str, Any]:
+    """The host variables of one server: management address and its own NICs' addressing."""
     nics = [
-        {
-            "rail": nic.rail,
-            "bond": bond_name(nic),
-            "ip": nic.ip,
-            "prefixlen": nic.prefixlen,
-            "gateway": nic.gateway,
-            "ports": list(nic.ports),
-            "table": NIC_TABLE_BASE + nic.rail,
-        }
+        {"rail": nic.rail, "ip": nic.ip, "prefixlen": nic.prefixlen, "gateway": nic.gateway}
         for nic in server.nics
     ]
-    peers = [
-        {"server": other.name, "rail": nic.rail, "ip": nic.ip, "src": own.ip}
-        for own in server.nics
-        for other in fabric.servers
-        if other.name != server.name
-        for nic in other.nics
-        if nic.rail == own.rail
-    ]
-    return {"ansible_host": server.mgmt_ip, "nics": nics, "peers": peers}
+    return {"ansible_host": server.mgmt_ip, "nics": nics}
+
+
+def rail_vars(fabric: Fabric) -> dict[str, dict[str, Any]]:
+    """Per rail (key: the rail number as text, as JSON keeps it): bond, ports and routing
+    table, the same on every server."""
+    rails: dict[str, dict[str, Any]] = {}
+    for server in fabric.servers:
+        for nic in server.nics:
+            shared = {
+                "bond": bond_name(nic),
+                "ports": list(nic.ports),
+                "table": NIC_TABLE_BASE + nic.rail,
+            }
+            if rails.setdefault(str(nic.rail), shared) != shared:
+                raise InventoryError(
+                    server.name, f"rail {nic.rail} NIC differs from the other servers': {shared}"
+                )
+    return rails
+
+
+def rail_members(fabric: Fabric) -> dict[str, dict[str, str]]:
+    """Per rail: server -> its NIC address on that rail (each server's peers on a rail are
+    the other members; the module derives them)."""
+    members: dict[str, dict[str, str]] = {}
+    for server in fabric.servers:
+        for nic in server.nics:
+            members.setdefault(str(nic.rail), {})[server.name] = nic.ip
+    return members
 
 
 def build_inventory(
@@ -125,9 +147,7 @@ def build_inventory(
 ) -> dict[str, Any]:
     """The inventory dict of the fabric's servers (all of them, or those named)."""
     wanted = set(servers) if servers is not None else None
-    hosts = {
-        s.name: server_vars(fabric, s) for s in fabric.servers if wanted is None or s.name in wanted
-    }
+    hosts = {s.name: server_vars(s) for s in fabric.servers if wanted is None or s.name in wanted}
     mode = fabric.intent.dual_leaf_mode
     group_vars: dict[str, Any] = {
         "ansible_user": access.user,
@@ -138,6 +158,9 @@ def build_inventory(
         "bond_options": bond_options(mode),
         "arp_on_both_ports": mode == "dual-arp",
         "rail_pool": str(fabric.intent.addressing.rail_subnets),
+        "rails": rail_vars(fabric),
+        # every server of the fabric, also when only some are run on: peers stay complete
+        "rail_members": rail_members(fabric),
         "mtu": SERVER_MTU,
         "arp_keepalive_s": ARP_KEEPALIVE_S,
         "roce": _roce_vars(fabric),

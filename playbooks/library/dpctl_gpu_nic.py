@@ -22,7 +22,11 @@ the same applier alone, as at boot.
 
 action=verify changes nothing: bond members up with carrier (and aggregated for LACP), the
 NIC configured as intended, the keep-alive running, the gateway's neighbour entry REACHABLE
-and every expected peer answering ping.
+and every same-rail peer answering ping (at most PING_PARALLEL pings at once).
+
+The inventory lists each server once with its own NICs (rail, ip, prefixlen, gateway); what
+every server shares is given once per rail in ``rails`` (bond, ports, table); verify also
+takes ``rail_members`` (per rail, server -> address) and derives each NIC's peers from it.
 """
 
 from __future__ import annotations
@@ -42,13 +46,14 @@ short_description: Bond, address, source routing, dual-ARP and RoCE settings of 
 options:
   action: {type: str, choices: [configure, verify], default: configure}
   nics: {type: list, elements: dict, required: true}
+  rails: {type: dict, default: {}}
+  rail_members: {type: dict, default: {}}
   bond_options: {type: dict, required: true}
   arp_on_both_ports: {type: bool, default: false}
   rail_pool: {type: str, required: true}
   mtu: {type: int, default: 9000}
   arp_keepalive_s: {type: int, default: 2}
   roce: {type: dict, default: {}}
-  peers: {type: list, elements: dict, default: []}
   neighbour_timeout: {type: float, default: 12}
   settle_s: {type: float, default: 60}
   config_root: {type: str, default: /}
@@ -65,6 +70,31 @@ BOND_KEYS = {
     "miimon": "miimon",
     "updelay": "updelay",
 }
+
+
+PING_PARALLEL = 64
+
+
+# -- inventory facts ------------------------------------------------------------------------
+def expand_nics(nics: list[dict[str, Any]], rails: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each NIC's own facts completed with its rail's shared ones (bond, ports, table)."""
+    full = []
+    for nic in nics:
+        rail = rails.get(str(nic["rail"]))
+        if rail is None and not {"bond", "ports", "table"} <= set(nic):
+            raise ValueError(f"rail {nic['rail']} is not in the inventory's rails")
+        full.append({**(rail or {}), **nic})
+    return full
+
+
+def peers_of(nics: list[dict[str, Any]], members: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same-rail NICs of the other servers, each reached from this server's NIC."""
+    return [
+        {"server": server, "rail": nic["rail"], "ip": ip, "src": nic["ip"]}
+        for nic in nics
+        for server, ip in sorted(members.get(str(nic["rail"]), {}).items())
+        if ip != nic["ip"]
+    ]
 
 
 # -- reading state -----------------------------------------------------------------------
@@ -401,22 +431,25 @@ def verify_once(run: Run, p: dict[str, Any], neighbour_timeout: float) -> list[d
     for nic in p["nics"]:
         state_ = states.get(nic["bond"], "?")
         add(nic, f"gateway {nic['gateway']} neighbour REACHABLE", state_ == "REACHABLE", state_)
-    procs = {
-        peer["ip"]: subprocess.Popen(
-            ["ping", "-q", "-c", "3", "-i", "0.2", "-W", "2", "-I", peer["src"], peer["ip"]],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for peer in p["peers"]
-    }
     by_src = {nic["ip"]: nic for nic in p["nics"]}
-    for peer in p["peers"]:
-        out, _ = procs[peer["ip"]].communicate(timeout=30)
-        summary = next((line for line in out.splitlines() if "packets transmitted" in line), out)
-        nic = by_src.get(peer["src"], {"bond": "?"})
-        ok = procs[peer["ip"]].returncode == 0
-        add(nic, f"peer {peer['server']} rail {peer['rail']} {peer['ip']} ping", ok, summary)
+    peers = list(p.get("peers", []))
+    for start in range(0, len(peers), PING_PARALLEL):
+        batch = peers[start : start + PING_PARALLEL]
+        procs = [
+            subprocess.Popen(
+                ["ping", "-q", "-c", "3", "-i", "0.2", "-W", "2", "-I", peer["src"], peer["ip"]],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for peer in batch
+        ]
+        for peer, proc in zip(batch, procs):  # noqa: B905 (servers may run Python < 3.10)
+            out, _ = proc.communicate(timeout=30)
+            summary = next((x for x in out.splitlines() if "packets transmitted" in x), out)
+            nic = by_src.get(peer["src"], {"bond": "?"})
+            ok = proc.returncode == 0
+            add(nic, f"peer {peer['server']} rail {peer['rail']} {peer['ip']} ping", ok, summary)
     return checks
 
 
@@ -763,7 +796,8 @@ def main() -> None:
             "mtu": {"type": "int", "default": 9000},
             "arp_keepalive_s": {"type": "int", "default": 2},
             "roce": {"type": "dict", "default": {}},
-            "peers": {"type": "list", "elements": "dict", "default": []},
+            "rails": {"type": "dict", "default": {}},
+            "rail_members": {"type": "dict", "default": {}},
             "neighbour_timeout": {"type": "float", "default": 12.0},
             "settle_s": {"type": "float", "default": 60.0},
             "config_root": {"type": "str", "default": "/"},
@@ -771,9 +805,11 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    p = module.params
+    p = dict(module.params)
     try:
+        p["nics"] = expand_nics(p["nics"], p["rails"])
         if p["action"] == "verify":
+            p["peers"] = peers_of(p["nics"], p["rail_members"])
             checks, waited = verify_nics(run_cmd, p)
             failed = [c for c in checks if not c["ok"]]
             msg = (

@@ -50,17 +50,34 @@ PORT = _module("dpctl_host_port")
 
 
 # -- inventory ---------------------------------------------------------------------------
+def _pairwise_peers(fabric: Fabric, server: Any) -> list[tuple[str, int, str, str]]:
+    """The same-rail NICs of every other server, from this server's NIC on that rail (the
+    pairwise list the inventory used to carry)."""
+    return sorted(
+        (other.name, nic.rail, nic.ip, own.ip)
+        for own in server.nics
+        for other in fabric.servers
+        if other.name != server.name
+        for nic in other.nics
+        if nic.rail == own.rail
+    )
+
+
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
-def test_inventory_has_every_server_with_its_nics(mode: str) -> None:
+def test_inventory_has_every_server_once_with_its_nics(mode: str) -> None:
     fabric = _fabric(mode)
     inv = build_inventory(fabric, LAB_ACCESS)
     group = inv["all"]["children"]["gpu_servers"]
-    assert set(group["hosts"]) == {s.name for s in fabric.servers}
+    assert list(group["hosts"]) == [s.name for s in fabric.servers]
+    gv = group["vars"]
     for server in fabric.servers:
         host = group["hosts"][server.name]
+        assert set(host) == {"ansible_host", "nics"}, "no per-pair data per host"
         assert host["ansible_host"] == server.mgmt_ip
         assert [n["ip"] for n in host["nics"]] == [n.ip for n in server.nics]
-        for nic, facts in zip(host["nics"], server.nics, strict=True):
+        # what the module works with: own facts completed by the rail's shared facts
+        full = NIC.expand_nics(host["nics"], gv["rails"])
+        for nic, facts in zip(full, server.nics, strict=True):
             assert nic == {
                 "rail": facts.rail,
                 "bond": f"gpu{facts.rail}",
@@ -70,14 +87,11 @@ def test_inventory_has_every_server_with_its_nics(mode: str) -> None:
                 "ports": list(facts.ports),
                 "table": 100 + facts.rail,
             }
-        # peers: the same-rail NICs of every other server, from this server's NIC on that rail
-        others = [s for s in fabric.servers if s.name != server.name]
-        assert sorted((p["server"], p["rail"]) for p in host["peers"]) == sorted(
-            (o.name, n.rail) for o in others for n in o.nics
+        # peers derived by the module from the rail members = the old pairwise enumeration
+        peers = NIC.peers_of(full, gv["rail_members"])
+        assert sorted((p["server"], p["rail"], p["ip"], p["src"]) for p in peers) == (
+            _pairwise_peers(fabric, server)
         )
-        for peer in host["peers"]:
-            own = next(n for n in server.nics if n.rail == peer["rail"])
-            assert peer["src"] == own.ip
     gv = group["vars"]
     assert gv["dual_leaf_mode"] == mode
     assert gv["rail_pool"] == str(fabric.intent.addressing.rail_subnets)
@@ -111,7 +125,40 @@ def test_bond_options_match_the_lab_reference_script() -> None:
 def test_inventory_limited_to_named_servers() -> None:
     fabric = _fabric("dual-arp")
     inv = build_inventory(fabric, LAB_ACCESS, [fabric.servers[1].name])
-    assert list(inv["all"]["children"]["gpu_servers"]["hosts"]) == [fabric.servers[1].name]
+    group = inv["all"]["children"]["gpu_servers"]
+    assert list(group["hosts"]) == [fabric.servers[1].name]
+    # the servers not run on are still its peers
+    members = group["vars"]["rail_members"]
+    assert all(set(m) == {s.name for s in fabric.servers} for m in members.values())
+
+
+def _big_fabric(gpus: int) -> Fabric:
+    intent = load_intent(INVENTORY / "examples" / "cx864e-16384-dual-arp.yaml")
+    return build_fabric(intent.model_copy(update={"gpus": gpus, "servers": None}))
+
+
+def test_inventory_grows_linearly_with_gpus() -> None:
+    sizes = {}
+    for gpus in (512, 2048):
+        inv = build_inventory(_big_fabric(gpus), LAB_ACCESS)
+        group = inv["all"]["children"]["gpu_servers"]
+        assert len(group["hosts"]) == gpus // 8
+        assert sum(len(m) for m in group["vars"]["rail_members"].values()) == gpus
+        sizes[gpus] = len(json.dumps(inv))
+    assert sizes[2048] < 4.5 * sizes[512], sizes  # linear (4x), not quadratic (16x)
+
+
+def test_peers_of_skips_only_the_own_nic() -> None:
+    nics = [{"rail": 1, "ip": "10.0.0.2"}, {"rail": 2, "ip": "10.0.1.2"}]
+    members = {"1": {"a": "10.0.0.2", "b": "10.0.0.3"}, "2": {"a": "10.0.1.2"}}
+    assert NIC.peers_of(nics, members) == [
+        {"server": "b", "rail": 1, "ip": "10.0.0.3", "src": "10.0.0.2"}
+    ]
+
+
+def test_expand_nics_refuses_an_unknown_rail() -> None:
+    with pytest.raises(ValueError, match="rail 3 is not in the inventory"):
+        NIC.expand_nics([{"rail": 3, "ip": "10.0.0.2"}], {"1": {"bond": "gpu1"}})
 
 
 def test_jump_args_use_lab_key_known_hosts_and_proxycommand() -> None:
@@ -186,7 +233,8 @@ def _params(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
     fabric = _fabric(mode)
     gv = build_inventory(fabric, LAB_ACCESS)["all"]["children"]["gpu_servers"]
     host = gv["hosts"][fabric.servers[0].name]
-    return {**gv["vars"], "nics": host["nics"]}, host["nics"][0]
+    nics = NIC.expand_nics(host["nics"], gv["vars"]["rails"])
+    return {**gv["vars"], "nics": nics}, nics[0]
 
 
 def _bare_state(nic: dict[str, Any]) -> dict[str, Any]:
