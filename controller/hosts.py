@@ -26,8 +26,9 @@ from controller.ansible_inventory import SshAccess, build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.labfabric import lab_dir
+from controller.resources import data_dir
 
-PLAYBOOKS = Path(__file__).resolve().parent.parent / "playbooks"
+PLAYBOOKS = data_dir("playbooks")
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
 Action = Literal["configure", "verify", "host_ports", "traffic"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")

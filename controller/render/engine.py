@@ -1,7 +1,8 @@
 """Render DeviceConfig objects to text with the platform's Jinja2 templates.
 
-Templates live in the top-level ``templates/<platform>/`` folders and only format; any
-missing value is an error (StrictUndefined), never an empty line in a switch config.
+Templates live in the top-level ``templates/<platform>/`` folders (package data in a wheel,
+see controller.resources) and only format; any missing value is an error (StrictUndefined),
+never an empty line in a switch config.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.render.device import DeviceConfig, Maintenance, build_device
 from controller.render.features import check_load_balancing, check_sonic_release
+from controller.resources import data_dir
 from controller.sonic_yang import check_rendered as check_sonic_yang
 
-TEMPLATES = Path(
-    os.environ.get("DPCTL_TEMPLATES", Path(__file__).resolve().parents[2] / "templates")
-)
+TEMPLATES = Path(os.environ.get("DPCTL_TEMPLATES", data_dir("templates")))
 
 # platform -> output file name -> master template
 PLATFORM_FILES: dict[str, dict[str, str]] = {
