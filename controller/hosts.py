@@ -223,7 +223,8 @@ def run_hosts(
     access = access or ssh_access(fabric)
     inventory = build_inventory(fabric, access, names)
     run_dir = _run_dir(fabric, action)
-    (run_dir / "inventory.json").write_text(json.dumps(inventory, indent=2, sort_keys=True))
+    # compact: json's C encoder (indent would take the pure-Python one: 1 s at 16,384 GPUs)
+    (run_dir / "inventory.json").write_text(json.dumps(inventory, sort_keys=True))
     cmdline = "--check" if check else ""
     envvars = {
         "ANSIBLE_PIPELINING": "True",
