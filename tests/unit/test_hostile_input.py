@@ -1,6 +1,7 @@
 """Hostile and broken input: a clear error naming the field, exit code 2, nothing written
 outside --out, never a Python traceback (issue 12). Each reported traceback or escape is a
-regression case here; the last test runs every subcommand with a set of bad inputs."""
+regression case here; the last test runs every subcommand with a set of bad inputs. (A corrupt
+maintenance state is tested with the operator state, tests/unit/test_opstate.py.)"""
 
 from __future__ import annotations
 
@@ -141,70 +142,6 @@ def test_non_utf8_intent_is_a_clean_error(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     assert f"{intent}:3" in proc.stderr
     assert "not UTF-8" in proc.stderr
-
-
-CORRUPT_STATES = [
-    ("{not json", "corrupt"),
-    ("[1, 2]", "is list, not an object"),
-    ('{"p9-g9-leaf9": "isolated"}', "not a leaf of this fabric"),
-    ('{"p1-spine1": "isolated"}', "not a leaf of this fabric"),
-    ('{"p1-g1-leaf1": "drained-ish"}', "unknown maintenance state"),
-    ('{"p1-g1-leaf1": ["isolated"]}', "unknown maintenance state"),
-    ("\udcff", "corrupt"),
-]
-
-
-def _state_dir(tmp_path: Path, content: str) -> tuple[Path, Path]:
-    state = tmp_path / "state"
-    state.mkdir()
-    target = state / "lab-dual-arp.maintenance.json"
-    target.write_bytes(content.encode("utf-8", "surrogateescape"))
-    return state, target
-
-
-@pytest.mark.parametrize(("content", "reason"), CORRUPT_STATES)
-@pytest.mark.parametrize(
-    "command",
-    [["deploy", "--dry-run"], ["verify"], ["drain", "p1-g1-leaf1"], ["undrain", "p1-g1-leaf1"]],
-)
-def test_corrupt_maintenance_state_says_how_to_repair(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    content: str,
-    reason: str,
-    command: list[str],
-) -> None:
-    state, target = _state_dir(tmp_path, content)
-    before = target.read_bytes()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DPCTL_STATE_DIR", str(state))
-    monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "lab"))
-    monkeypatch.setenv("DPCTL_PASSWORD", "unused")
-    result = run_cli(*command, "-f", str(ROOT / "inventory" / "lab-dual-arp.yaml"))
-    assert result.exit_code == 2, result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert str(target) in result.stderr
-    assert reason in result.stderr
-    assert "repair it" in result.stderr
-    assert target.read_bytes() == before, "the state file is left for the operator to repair"
-
-
-def test_corrupt_maintenance_state_no_traceback_in_a_terminal(tmp_path: Path) -> None:
-    state, target = _state_dir(tmp_path, "{not json")
-    proc = _dpctl(
-        "verify",
-        "-f",
-        str(ROOT / "inventory" / "lab-dual-arp.yaml"),
-        cwd=tmp_path,
-        env={
-            "DPCTL_STATE_DIR": str(state),
-            "DPCTL_LAB_DIR": str(tmp_path / "lab"),
-            "DPCTL_PASSWORD": "unused",
-        },
-    )
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert f"{target}: the maintenance state file is corrupt" in proc.stderr
 
 
 @pytest.mark.parametrize(
