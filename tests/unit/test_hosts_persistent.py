@@ -17,7 +17,9 @@ from tests.unit.test_hosts import LAB_ACCESS, NIC, _bare_state, _fabric
 def _server_params(mode: str) -> dict[str, Any]:
     fabric = _fabric(mode)
     gv = build_inventory(fabric, LAB_ACCESS)["all"]["children"]["gpu_servers"]
-    return {**gv["vars"], "nics": gv["hosts"][fabric.servers[0].name]["nics"]}
+    # as the module's main() does: the host's own NIC facts completed by its rails' shared ones
+    nics = NIC.expand_nics(gv["hosts"][fabric.servers[0].name]["nics"], gv["vars"]["rails"])
+    return {**gv["vars"], "nics": nics}
 
 
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
