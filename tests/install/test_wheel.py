@@ -143,7 +143,9 @@ def test_ansible_syntax_check_of_the_shipped_playbooks(
         "ANSIBLE_LOCAL_TEMP": str(work / "tmp"),
         "ANSIBLE_NOCOLOR": "True",
     }
-    for book in ("configure.yml", "verify.yml", "host_ports.yml"):
+    books = sorted(p.name for p in (ROOT / "playbooks").glob("*.yml"))
+    assert "configure.yml" in books and "verify.yml" in books
+    for book in books:
         out = _run(
             [ansible, "--syntax-check", "-i", "localhost,", str(playbooks / book)], work, env
         )
