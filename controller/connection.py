@@ -25,6 +25,7 @@ from nornir.core.inventory import (
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 
+from controller.catalog import get_model
 from controller.errors import DpctlError
 from controller.facts import Fabric, Switch
 from controller.labfabric import lab_dir
@@ -69,11 +70,25 @@ def lab_access(state_dir: Path) -> Access | None:
     return Access(username="root", password=None, optional_args=args, via_lab=True)
 
 
+def require_lab_if_virtual(fabric: Fabric) -> None:
+    """A fabric of lab-only switch models exists only inside its lab: with no lab running,
+    refuse instead of opening SSH to its management addresses on whatever network this
+    machine is on (they are the lab's, not real devices)."""
+    virtual = sorted({s.model for s in fabric.switches if get_model(s.model).lab_only})
+    if virtual:
+        raise AccessError(
+            "fabric",
+            f"{fabric.intent.name} is a lab fabric ({', '.join(virtual)} switches exist only in "
+            f"the embedded lab) and its lab is not running: start it with dpctl lab up",
+        )
+
+
 def fabric_access(fabric: Fabric, lab_state: Path | None = None) -> Access:
     """The lab's access if its lab runs, else the intent's credentials references."""
     lab = lab_access(lab_state or lab_dir(fabric.intent.name))
     if lab is not None:
         return lab
+    require_lab_if_virtual(fabric)
     creds = fabric.intent.credentials
     password = None
     if creds.password_env:

@@ -131,7 +131,7 @@ def select_servers(fabric: Fabric, server: str | None) -> list[str]:
 
 def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
     """Through the lab when the fabric's lab runs, else the intent's credentials."""
-    from controller.connection import lab_access
+    from controller.connection import lab_access, require_lab_if_virtual
 
     lab = lab_access(lab_state or lab_dir(fabric.intent.name))
     if lab is not None:
@@ -146,6 +146,7 @@ def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
             # banner took over 10 s right after a deploy (every server "unreachable")
             connect_timeout=LAB_CONNECT_TIMEOUT_S,
         )
+    require_lab_if_virtual(fabric)
     creds = fabric.intent.credentials
     key = os.path.expanduser(creds.ssh_key_file) if creds.ssh_key_file else None
     return SshAccess(user=creds.username, key_file=key)

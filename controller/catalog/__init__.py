@@ -89,6 +89,8 @@ class SwitchModel:
     names: dict[str, str]
     aux: AuxPort
     roles: dict[str, tuple[PortBlock, ...]]
+    lab_only: bool = False
+    """A virtual model of the embedded lab: its switches are reachable only through the lab."""
 
     def blocks(self, role: Role) -> tuple[PortBlock, ...]:
         if role not in self.roles:
@@ -161,6 +163,7 @@ def _model_from_data(name: str, data: dict[str, object]) -> SwitchModel:
         names=dict(data["names"]),  # type: ignore[call-overload]
         aux=AuxPort(**aux),
         roles=roles,
+        lab_only=bool(data.get("lab_only", False)),
     )
     _check_model(model)
     return model

@@ -140,3 +140,33 @@ def test_host_route_check_catches_a_route_through_the_wrong_leaf() -> None:
     assert not check.ok
     assert check.found["10.100.0.2/32"] == {"via": ["p1-g1-leaf2"], "expected": "p1-g1-leaf1"}
     assert "missing" in check.found.values()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("deploy", "--dry-run"),
+        ("verify",),
+        ("rollback", "--device", "p1-spine1"),
+        ("hosts", "verify"),
+    ],
+)
+def test_lab_fabric_without_its_lab_is_refused_before_any_connection(
+    args: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lab fabric's management addresses exist only inside its lab: with no lab running,
+    dpctl must refuse, not open SSH to them on this machine's network."""
+    import socket
+
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-lab"))
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
+
+    def no_network(*_a: Any, **_k: Any) -> None:
+        raise AssertionError("dpctl tried to open a network connection")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    result = run_cli(*args[:1], "-f", str(LAB), *args[1:], "--json")
+    assert result.exit_code == 2, result.output
+    assert "its lab is not running" in result.output
