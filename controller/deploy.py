@@ -166,10 +166,10 @@ def deploy(
     ``lock_held``: the caller holds the fabric's lock (a drain step); otherwise deploy takes it.
     """
     names = select_devices(fabric, plane, device)
-    access = access or fabric_access(fabric)
     if lock_held:
         opstate.require_lock(fabric.intent.name)
     with nullcontext() if lock_held else deploy_lock(fabric.intent.name):
+        access = access or fabric_access(fabric)
         if maintenance is None:  # the recorded drain states; not while a step is open
             book = maintenance_book(fabric)
             if not dry_run:

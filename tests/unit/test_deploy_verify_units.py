@@ -167,6 +167,6 @@ def test_lab_fabric_without_its_lab_is_refused_before_any_connection(
 
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    result = run_cli(*args[:1], "-f", str(LAB), *args[1:], "--json")
+    result = run_cli(*args, "-f", str(LAB), "--json")
     assert result.exit_code == 2, result.output
     assert "its lab is not running" in result.output
