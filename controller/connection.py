@@ -88,7 +88,6 @@ def fabric_access(fabric: Fabric, lab_state: Path | None = None) -> Access:
     lab = lab_access(lab_state or lab_dir(fabric.intent.name))
     if lab is not None:
         return lab
-    require_lab_if_virtual(fabric)
     creds = fabric.intent.credentials
     password = None
     if creds.password_env:
@@ -121,6 +120,8 @@ def _host(switch: Switch, access: Access) -> Host:
 
 
 def build_nornir(fabric: Fabric, names: list[str], access: Access, workers: int = 8) -> Nornir:
+    if not access.via_lab:
+        require_lab_if_virtual(fabric)
     ConnectionPluginRegister.auto_register()  # nornir_napalm's "napalm", by entry point
     hosts = Hosts({n: _host(fabric.switch_by_name[n], access) for n in names})
     return Nornir(

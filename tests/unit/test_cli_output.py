@@ -174,15 +174,17 @@ def test_progress_only_at_a_terminal_outside_ci(monkeypatch: pytest.MonkeyPatch)
     assert not live_enabled(terminal, as_json=False)
 
 
-def test_nornir_writes_no_log_file(tmp_path: Path) -> None:
+def test_nornir_writes_no_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nornir.core.task import Result
+
+    monkeypatch.chdir(tmp_path)  # nornir's default file log lands in the current directory
 
     from controller.connection import Access, build_nornir
     from controller.generator import build_fabric
     from controller.intent import load_intent
 
     fabric = build_fabric(load_intent(Path(LAB)))
-    nr = build_nornir(fabric, ["p1-spine1"], Access("u", "p"))
+    nr = build_nornir(fabric, ["p1-spine1"], Access("u", "p", via_lab=True))
     results = nr.run(task=lambda task: Result(host=task.host, result="x"))
     assert results["p1-spine1"][0].result == "x"
     assert not (tmp_path / "nornir.log").exists()
