@@ -17,11 +17,15 @@ INVENTORY = ROOT / "inventory"
 
 @pytest.fixture(autouse=True)
 def _forget_state_bindings() -> Any:
-    """opstate remembers, per fabric, the intent path and --state-dir of the last CLI call in
-    this process; a test must not inherit another test's state folder."""
+    """opstate (per fabric) and the CLI (--state-dir) remember the state folder of the last
+    call in this process; a test must not inherit another test's state folder."""
+    from controller import cli
+
     opstate._bound.clear()
+    cli._STATE_DIR[0] = None
     yield
     opstate._bound.clear()
+    cli._STATE_DIR[0] = None
 
 
 def run_cli(*args: str) -> Result:
