@@ -108,6 +108,28 @@ def session_lines(text: str) -> list[str]:
     return lines
 
 
+# Commands that enter a klish configuration mode even with nothing under them (the blocks the
+# AsterNOS templates close with `exit`): a saved `vlan 1001` line must be followed by `exit`.
+MODE_COMMANDS = ("interface ", "router ", "address-family ", "route-map ", "vlan ", "qos roce ")
+
+
+def saved_session_lines(text: str) -> list[str]:
+    """A saved ``show running-config`` as configuration-mode lines. The running-config shows
+    modes by indentation and ``!``, which a session does not have: each block's lines follow
+    its header and an ``exit`` closes it; the banner (``Building configuration...``) goes."""
+    lines: list[str] = []
+
+    def walk(nodes: list[common.Node]) -> None:
+        for node in nodes:
+            lines.append(node.line)
+            if node.children or node.line.startswith(MODE_COMMANDS):
+                walk(node.children)
+                lines.append("exit")
+
+    walk(common.config_tree(text))
+    return lines
+
+
 class AsterNOSDriver(DpctlDriver):
     """NAPALM driver for AsterNOS (see the module docstring for the exact commands).
 
@@ -241,9 +263,11 @@ class AsterNOSDriver(DpctlDriver):
             wanted = common.merge_config(running, self._candidate)
         return common.unified_diff(running, wanted, MAIN_FILE)
 
-    def _commands(self, running: str, target: str, replace: bool) -> list[str]:
+    def _commands(self, running: str, target: str, replace: bool, saved: bool = False) -> list[str]:
+        """Negations of what ``running`` has beyond ``target`` (replace), then ``target``'s
+        lines: a rendered session as written, a saved running-config (``saved``) re-blocked."""
         removals = common.negations(running, target, keep=KEEP) if replace else []
-        return [*removals, *session_lines(target)]
+        return [*removals, *(saved_session_lines(target) if saved else session_lines(target))]
 
     def _push(self, commands: list[str]) -> None:
         from netmiko.exceptions import ConfigInvalidException
@@ -289,7 +313,7 @@ class AsterNOSDriver(DpctlDriver):
 
     def _restore(self, saved: str) -> str:
         try:
-            self._push(self._commands(self._running(), saved, replace=True))
+            self._push(self._commands(self._running(), saved, replace=True, saved=True))
         except CommandErrorException as exc:
             return f"RESTORE OF THE SAVED RUNNING-CONFIG FAILED ({exc})"
         return "restored the saved running-config"
@@ -297,7 +321,7 @@ class AsterNOSDriver(DpctlDriver):
     def rollback(self) -> None:
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
-        self._push(self._commands(self._running(), self._rollback_text, replace=True))
+        self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
         self.session.save_config()
 
     def restore_config(self, saved: str) -> None:
@@ -308,7 +332,7 @@ class AsterNOSDriver(DpctlDriver):
             raise ReplaceConfigException(
                 f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
             )
-        self._push(self._commands(self._running(), files[MAIN_FILE], replace=True))
+        self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
         self.session.save_config()
 
     # ----------------------------------------------------------------- getters
