@@ -407,21 +407,58 @@ def _as_list(obj: Any) -> list[Any]:
     return obj if isinstance(obj, list) else [obj]
 
 
-def lldp_neighbors(data: dict[str, Any]) -> dict[str, list[models.LLDPNeighborDict]]:
-    """NAPALM ``get_lldp_neighbors`` from ``lldpctl -f json`` (one interface is an object,
-    several a list; a chassis is keyed by its system name when it announces one)."""
-    result: dict[str, list[models.LLDPNeighborDict]] = {}
+# lldpd's capability names -> NAPALM's (napalm.base.base.get_lldp_neighbors_detail)
+_CAPABILITIES = {
+    "other": "other",
+    "repeater": "repeater",
+    "bridge": "bridge",
+    "wlan": "wlan-access-point",
+    "router": "router",
+    "telephone": "telephone",
+    "docsis": "docsis-cable-device",
+    "station": "station",
+}
+
+
+def lldp_neighbors_detail(data: dict[str, Any]) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+    """NAPALM ``get_lldp_neighbors_detail`` from ``lldpctl -f json`` (one interface is an
+    object, several a list; a chassis is keyed by its system name when it announces one, else
+    the chassis id stands in for the name, as in ``get_lldp_neighbors``). lldpd does not say
+    which bond a port belongs to: ``parent_interface`` is ""."""
+    result: dict[str, list[models.LLDPNeighborDetailDict]] = {}
     for item in _as_list(data.get("lldp", {}).get("interface")):
         entries = item.items() if isinstance(item, dict) else []
         for local, info in entries:
             chassis_name, chassis = _single_key(info.get("chassis", {}))
             if chassis_name == "id":  # no system name announced: the chassis id stands in
-                chassis_name = str(chassis.get("value", ""))
-            elif not chassis_name:
-                chassis_name = str(chassis.get("id", {}).get("value", ""))
+                chassis_name, chassis = str(chassis.get("value", "")), {"id": chassis}
+            chassis_id = str(chassis.get("id", {}).get("value", ""))
             port = info.get("port", {})
-            remote_port = str(port.get("id", {}).get("value", "") or port.get("descr", ""))
+            capabilities = [c for c in _as_list(chassis.get("capability")) if isinstance(c, dict)]
+            names = [
+                (_CAPABILITIES.get(str(c.get("type", "")).lower(), "other"), c)
+                for c in capabilities
+            ]
             result.setdefault(str(local), []).append(
-                {"hostname": chassis_name, "port": remote_port}
+                {
+                    "parent_interface": "",
+                    "remote_port": str(
+                        port.get("id", {}).get("value", "") or port.get("descr", "")
+                    ),
+                    "remote_chassis_id": chassis_id,
+                    "remote_port_description": str(port.get("descr", "")),
+                    "remote_system_name": chassis_name or chassis_id,
+                    "remote_system_description": str(chassis.get("descr", "")),
+                    "remote_system_capab": [n for n, _ in names],
+                    "remote_system_enable_capab": [n for n, c in names if c.get("enabled") is True],
+                }
             )
     return result
+
+
+def lldp_neighbors(data: dict[str, Any]) -> dict[str, list[models.LLDPNeighborDict]]:
+    """NAPALM ``get_lldp_neighbors``: each neighbour's system name (or chassis id) and port."""
+    return {
+        local: [{"hostname": n["remote_system_name"], "port": n["remote_port"]} for n in found]
+        for local, found in lldp_neighbors_detail(data).items()
+    }

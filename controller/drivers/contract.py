@@ -5,8 +5,9 @@ NAPALM's ``NetworkDriver`` methods keep NAPALM's meaning and NAPALM's result mod
 (speed in Mbit/s as a float, -1.0 unknown), ``get_bgp_neighbors`` (``uptime`` an int in
 seconds, -1 for a session that is not established; ``address_family`` keyed ``ipv4``,
 ``ipv6`` as NAPALM's base documents, and ``l2vpn_evpn`` for BGP EVPN, which NAPALM's base
-does not name), ``get_lldp_neighbors``, ``get_config``. dpctl's own getters return the
-TypedDicts of ``controller.drivers.types``, with one meaning on every platform.
+does not name), ``get_lldp_neighbors``, ``get_lldp_neighbors_detail``, ``get_config``.
+dpctl's own getters return the TypedDicts of ``controller.drivers.types``, with one meaning
+on every platform.
 
 ``restore_config`` is dpctl's: it replaces the whole configuration with one that
 ``get_config()["running"]`` returned earlier (the backup a deploy saves before each commit),
@@ -47,6 +48,11 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]: ...
 
     @abc.abstractmethod
+    def get_lldp_neighbors_detail(
+        self, interface: str = ""
+    ) -> dict[str, list[models.LLDPNeighborDetailDict]]: ...
+
+    @abc.abstractmethod
     def get_host_routes(self) -> list[HostRoute]:
         """IPv4 /32 routes in the RIB (selected or not), sorted by address."""
 
@@ -72,6 +78,7 @@ GETTER_TYPES: dict[str, Any] = {
     "get_interfaces": dict[str, models.InterfaceDict],
     "get_bgp_neighbors": dict[str, models.BGPStateNeighborsPerVRFDict],
     "get_lldp_neighbors": dict[str, list[models.LLDPNeighborDict]],
+    "get_lldp_neighbors_detail": dict[str, list[models.LLDPNeighborDetailDict]],
     "get_host_routes": list[HostRoute],
     "get_evpn_es": list[EthernetSegmentState],
     "get_maintenance": MaintenanceState,

@@ -142,3 +142,27 @@ def test_frr_facts_types() -> None:
     facts = frr_driver("p1-spine1").get_facts()
     assert facts["hostname"] == "p1-spine1" and facts["os_version"].startswith("FRRouting 8.4")
     assert "swp1" in facts["interface_list"] and isinstance(facts["uptime"], float)
+
+
+def test_lldp_detail_agrees_with_lldp(driver: Any) -> None:
+    brief = driver.get_lldp_neighbors()
+    detail = driver.get_lldp_neighbors_detail()
+    assert brief and set(detail) == set(brief)
+    for port, neighbours in detail.items():
+        assert [
+            {"hostname": n["remote_system_name"], "port": n["remote_port"]} for n in neighbours
+        ] == brief[port]
+        for n in neighbours:
+            assert n["remote_chassis_id"] and n["parent_interface"] == ""
+            assert set(n["remote_system_enable_capab"]) <= set(n["remote_system_capab"])
+    one = next(iter(detail))
+    assert driver.get_lldp_neighbors_detail(one) == {one: detail[one]}
+
+
+def test_frr_lldp_detail_from_real_lldpd() -> None:
+    (spine1,) = frr_driver("p1-g1-leaf1").get_lldp_neighbors_detail("swp3")["swp3"]
+    assert spine1["remote_system_name"] == "p1-spine1" and spine1["remote_port"] == "swp1"
+    assert spine1["remote_port_description"] == "swp1"
+    assert spine1["remote_system_description"].startswith("Debian GNU/Linux 12")
+    assert spine1["remote_system_capab"] == ["bridge", "router", "wlan-access-point", "station"]
+    assert spine1["remote_system_enable_capab"] == ["station"]
