@@ -308,3 +308,14 @@ def test_rollback_without_a_backup_is_refused_and_changes_nothing(state_dir: Pat
     with pytest.raises(NoBackup, match=f"no backup saved under .*{DEVICE}"):
         rollback_device(fabric, DEVICE, access=Access("admin", "x", args))
     assert box.sessions == 0
+
+
+def test_cli_rollback_without_backup_exits_2_naming_the_device(state_dir: Path) -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli(
+        "rollback", "-f", str(INVENTORY / "lab-dual-arp.yaml"), "--device", DEVICE, "--json"
+    )
+    assert result.exit_code == 2, result.stdout
+    error = json.loads(result.stdout)["error"]
+    assert error["where"] == DEVICE and "no backup saved" in error["reason"]
