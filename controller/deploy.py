@@ -241,6 +241,7 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
     ``*.cfg.restored``, so the next rollback goes one commit further back.
     """
     names = select_devices(fabric, None, device)
+    access = access or fabric_access(fabric)  # a lab fabric without its lab: refused first
     backup = latest_backup(fabric.intent.name, device)
     if backup is None:
         raise NoBackup(
@@ -249,7 +250,6 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
             "saves one before each commit); nothing was changed",
         )
     saved = backup.read_text()
-    access = access or fabric_access(fabric)
     nr = build_nornir(fabric, names, access, workers=1)
 
     def task(task: Task) -> Result:

@@ -310,12 +310,13 @@ def test_rollback_without_a_backup_is_refused_and_changes_nothing(state_dir: Pat
     assert box.sessions == 0
 
 
-def test_cli_rollback_without_backup_exits_2_naming_the_device(state_dir: Path) -> None:
+def test_cli_rollback_without_backup_exits_2_naming_the_device(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.conftest import run_cli
 
-    result = run_cli(
-        "rollback", "-f", str(INVENTORY / "lab-dual-arp.yaml"), "--device", DEVICE, "--json"
-    )
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
+    result = run_cli("rollback", "-f", str(INVENTORY / "fabric.yaml"), "--device", DEVICE, "--json")
     assert result.exit_code == 2, result.stdout
     error = json.loads(result.stdout)["error"]
     assert error["where"] == DEVICE and "no backup saved" in error["reason"]
