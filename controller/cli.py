@@ -468,7 +468,7 @@ def rollback(
     device: Annotated[str, typer.Option("--device", "-d", help="The switch to restore.")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """Restore a switch's configuration saved before its last commit."""
+    """Restore a switch's configuration saved (by deploy) before its last commit."""
     from controller.deploy import rollback_device
 
     try:
@@ -482,7 +482,7 @@ def rollback(
         print_json({"ok": outcome.ok, "device": device, **outcome.to_dict()})
     else:
         out.print(
-            f"[green]rolled back[/] {device}"
+            f"[green]rolled back[/] {device} to {outcome.backup}"
             if outcome.ok
             else f"[red]failed[/] {device}: {outcome.error}"
         )

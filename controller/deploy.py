@@ -23,6 +23,7 @@ from nornir.core.task import Result, Task
 from controller import opstate
 from controller.connection import Access, build_nornir, fabric_access
 from controller.drivers import bundle
+from controller.drivers.contract import DpctlDriver
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.render.device import Maintenance, build_device
@@ -69,8 +70,20 @@ def _wait_sessions(connection: Any, wanted: set[str], timeout: float) -> tuple[b
         time.sleep(2.0)
 
 
+def backup_folder(fabric: str, device: str) -> Path:
+    """Where a deploy saves a device's running config before each commit."""
+    return opstate.backup_dir(fabric, device)
+
+
+def latest_backup(fabric: str, device: str) -> Path | None:
+    """The backup saved before the device's last commit (None when there is none)."""
+    folder = backup_folder(fabric, device)
+    saved = list(folder.glob("*.cfg")) if folder.is_dir() else []
+    return max(saved, key=lambda p: (p.stat().st_mtime_ns, p.name)) if saved else None
+
+
 def _backup(fabric: str, device: str, running: str) -> str:
-    folder = opstate.backup_dir(fabric, device)
+    folder = backup_folder(fabric, device)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (
         time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}.cfg"
@@ -213,16 +226,39 @@ def load_maintenance(fabric: Fabric) -> dict[str, Maintenance]:
     return opstate.committed(maintenance_book(fabric))
 
 
+class NoBackup(DpctlError):
+    """No saved configuration to roll a device back to."""
+
+
+RESTORED_SUFFIX = ".restored"
+
+
 def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -> DeviceOutcome:
-    """Restore the device's configuration saved before its last commit."""
+    """Restore the device's configuration saved (by deploy) before its last commit.
+
+    Same on every platform and from a new connection: the newest backup under the state dir
+    goes to the driver contract's ``restore_config``. A restored backup is renamed
+    ``*.cfg.restored``, so the next rollback goes one commit further back.
+    """
     names = select_devices(fabric, None, device)
-    access = access or fabric_access(fabric)
+    access = access or fabric_access(fabric)  # a lab fabric without its lab: refused first
+    backup = latest_backup(fabric.intent.name, device)
+    if backup is None:
+        raise NoBackup(
+            device,
+            f"no backup saved under {backup_folder(fabric.intent.name, device)} (dpctl deploy "
+            "saves one before each commit); nothing was changed",
+        )
+    saved = backup.read_text()
     nr = build_nornir(fabric, names, access, workers=1)
 
     def task(task: Task) -> Result:
         connection = task.host.get_connection("napalm", task.nornir.config)
-        connection.rollback()
-        return Result(host=task.host, result=DeviceOutcome(ok=True, changed=True, rolled_back=True))
+        if not isinstance(connection, DpctlDriver):
+            raise TypeError(f"{type(connection).__name__} does not implement DpctlDriver")
+        connection.restore_config(saved)
+        outcome = DeviceOutcome(ok=True, changed=True, rolled_back=True, backup=str(backup))
+        return Result(host=task.host, result=outcome)
 
     with opstate.operation_lock(fabric.intent.name, f"rollback {device}"):
         try:
@@ -230,6 +266,9 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
         finally:
             nr.close_connections(on_good=True, on_failed=True)
     if result.failed:
-        return DeviceOutcome(error=f"rollback failed: {result.exception or result.result}")
+        return DeviceOutcome(
+            error=f"rollback failed: {result.exception or result.result}", backup=str(backup)
+        )
+    backup.rename(backup.with_name(backup.name + RESTORED_SUFFIX))
     outcome: DeviceOutcome = result.result
     return outcome

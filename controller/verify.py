@@ -15,10 +15,13 @@ from nornir.core.task import Result, Task
 
 from controller.connection import Access, build_nornir, fabric_access
 from controller.deploy import maintenance_book
+from controller.drivers.contract import DpctlDriver
+from controller.drivers.types import QosState
 from controller.facts import Fabric
 from controller.opstate import LeafState, committed
-from controller.render.device import build_device
+from controller.render.device import DeviceConfig, build_device
 from controller.render.engine import select_devices
+from controller.render.frr import tc_classes
 
 
 @dataclass(frozen=True)
@@ -33,23 +36,35 @@ class Check:
         return asdict(self)
 
 
+class NotADpctlDriver(TypeError):
+    """The connection's driver does not implement controller.drivers.contract.DpctlDriver."""
+
+
+def read_state(driver: Any, role: str, evpn: bool) -> dict[str, Any]:
+    """Everything verify needs from one switch, through the driver contract's getters."""
+    if not isinstance(driver, DpctlDriver):
+        raise NotADpctlDriver(
+            f"{type(driver).__name__} does not implement dpctl's driver contract "
+            "(controller/drivers/contract.py)"
+        )
+    state: dict[str, Any] = {
+        "bgp": driver.get_bgp_neighbors().get("global", {}).get("peers", {}),
+        "lldp": driver.get_lldp_neighbors(),
+        "interfaces": driver.get_interfaces(),
+        "routes": driver.get_host_routes(),
+        "maintenance": driver.get_maintenance(),
+        "qos": driver.get_qos_state(),
+    }
+    if evpn and role == "leaf":
+        state["es"] = driver.get_evpn_es()
+    return state
+
+
 def collect(task: Task, evpn: bool) -> Result:
     """Read everything verify needs from one switch (one connection, all getters)."""
     try:
         c = task.host.get_connection("napalm", task.nornir.config)
-        state: dict[str, Any] = {
-            "bgp": c.get_bgp_neighbors().get("global", {}).get("peers", {}),
-            "lldp": c.get_lldp_neighbors(),
-            "interfaces": c.get_interfaces(),
-            "routes": c.get_host_routes(),
-            "maintenance": c.get_maintenance(),
-        }
-        if evpn and task.host.data.get("role") == "leaf":
-            state["es"] = c.get_evpn_es()
-        if hasattr(c, "get_qos_state"):
-            state["qos"] = c.get_qos_state()
-        else:
-            state["running"] = c.get_config(retrieve="running").get("running", "")
+        state = read_state(c, str(task.host.data.get("role", "")), evpn)
     except Exception as exc:  # an unreachable switch is a failed check, not a crash
         return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
     return Result(host=task.host, result=state)
@@ -209,41 +224,42 @@ def check_segments(
     return checks
 
 
+def expected_ecn_queues(device: DeviceConfig) -> list[int]:
+    """Queues that must mark ECN: the lossless traffic classes' queues (SONiC, AsterNOS: queue
+    = traffic class); on Linux the bands of the prio qdisc the lossless classes go to."""
+    assert device.roce is not None
+    if device.platform == "frr":
+        return sorted({c.band for c in tc_classes(device) if c.ecn})
+    return sorted(device.roce.lossless_queues)
+
+
 def check_roce_lb(fabric: Fabric, name: str, state: dict[str, Any]) -> list[Check]:
+    """PFC on the lossless classes (where the datapath has PFC), ECN marking on their queues,
+    on every port of the switch; the L4 ECMP hash where the driver reads the hash."""
     device = build_device(fabric, name)
-    platform = device.platform
+    qos: QosState = state["qos"]
     checks = []
-    if "qos" in state:
-        qos = state["qos"]
-        if device.roce is not None:
-            want = {i.name: len(device.roce.lossless_queues) for i in device.interfaces}
-            got = {p: n for p, n in qos["ecn_queues_per_port"].items() if p in want}
-            checks.append(Check(name, "roce-ecn", got == want, want, got))
-        checks.append(
-            Check(name, "roce-pfc", True, "PFC on TCs 3,4", f"not applicable on {platform}")
-        )
+    if device.roce is not None and device.roce.enabled:
+        ports = [i.name for i in device.interfaces]
+        ecn = expected_ecn_queues(device)
+        want_ecn = {p: ecn for p in ports}
+        got_ecn = {p: q for p, q in qos["ecn"].items() if p in want_ecn}
+        checks.append(Check(name, "roce-ecn", got_ecn == want_ecn, want_ecn, got_ecn))
+        if qos["pfc"] is not None:  # None: no PFC in this datapath (Linux), refused at render
+            lossless = sorted(device.roce.lossless_queues)
+            want_pfc = {p: lossless for p in ports}
+            got_pfc = {p: q for p, q in qos["pfc"].items() if p in want_pfc}
+            checks.append(Check(name, "roce-pfc", got_pfc == want_pfc, want_pfc, got_pfc))
+    if qos["ecmp_hash"] is not None:
         checks.append(
             Check(
                 name,
                 "load-balancing",
-                qos["multipath_hash_policy"] == 1,
+                qos["ecmp_hash"] == "l4",
                 f"{fabric.intent.load_balancing.mode}: L4 multipath hash",
-                f"hash policy {qos['multipath_hash_policy']}",
+                f"hash {qos['ecmp_hash']}",
             )
         )
-    else:
-        running = state.get("running", "")
-        if device.roce is not None:
-            marker = '"pfc_enable": "3,4"' if platform == "sonic" else "roce"
-            checks.append(
-                Check(
-                    name,
-                    "roce",
-                    marker in running,
-                    marker,
-                    "present" if marker in running else "absent",
-                )
-            )
     return checks
 
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from napalm.base import NetworkDriver
+from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     CommitError,
@@ -46,8 +46,14 @@ from napalm.base.exceptions import (
 
 from controller.drivers import common
 from controller.drivers.bundle import unpack
-from controller.drivers.sonic import interfaces_from_tables, parse_show_version, parse_table
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from controller.drivers.contract import DpctlDriver
+from controller.drivers.sonic import (
+    QOS_TABLES,
+    interfaces_from_tables,
+    parse_show_version,
+    parse_table,
+)
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 MAIN_FILE = "asternos.cli"
 KEEP = ("interface ethernet", "interface mgmt", "hostname")
@@ -102,7 +108,29 @@ def session_lines(text: str) -> list[str]:
     return lines
 
 
-class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
+# Commands that enter a klish configuration mode even with nothing under them (the blocks the
+# AsterNOS templates close with `exit`): a saved `vlan 1001` line must be followed by `exit`.
+MODE_COMMANDS = ("interface ", "router ", "address-family ", "route-map ", "vlan ", "qos roce ")
+
+
+def saved_session_lines(text: str) -> list[str]:
+    """A saved ``show running-config`` as configuration-mode lines. The running-config shows
+    modes by indentation and ``!``, which a session does not have: each block's lines follow
+    its header and an ``exit`` closes it; the banner (``Building configuration...``) goes."""
+    lines: list[str] = []
+
+    def walk(nodes: list[common.Node]) -> None:
+        for node in nodes:
+            lines.append(node.line)
+            if node.children or node.line.startswith(MODE_COMMANDS):
+                walk(node.children)
+                lines.append("exit")
+
+    walk(common.config_tree(text))
+    return lines
+
+
+class AsterNOSDriver(DpctlDriver):
     """NAPALM driver for AsterNOS (see the module docstring for the exact commands).
 
     optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts, always
@@ -235,9 +263,11 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
             wanted = common.merge_config(running, self._candidate)
         return common.unified_diff(running, wanted, MAIN_FILE)
 
-    def _commands(self, running: str, target: str, replace: bool) -> list[str]:
+    def _commands(self, running: str, target: str, replace: bool, saved: bool = False) -> list[str]:
+        """Negations of what ``running`` has beyond ``target`` (replace), then ``target``'s
+        lines: a rendered session as written, a saved running-config (``saved``) re-blocked."""
         removals = common.negations(running, target, keep=KEEP) if replace else []
-        return [*removals, *session_lines(target)]
+        return [*removals, *(saved_session_lines(target) if saved else session_lines(target))]
 
     def _push(self, commands: list[str]) -> None:
         from netmiko.exceptions import ConfigInvalidException
@@ -283,7 +313,7 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
 
     def _restore(self, saved: str) -> str:
         try:
-            self._push(self._commands(self._running(), saved, replace=True))
+            self._push(self._commands(self._running(), saved, replace=True, saved=True))
         except CommandErrorException as exc:
             return f"RESTORE OF THE SAVED RUNNING-CONFIG FAILED ({exc})"
         return "restored the saved running-config"
@@ -291,7 +321,18 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
     def rollback(self) -> None:
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
-        self._push(self._commands(self._running(), self._rollback_text, replace=True))
+        self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
+        self.session.save_config()
+
+    def restore_config(self, saved: str) -> None:
+        """Make the device run a ``show running-config`` text again (a deploy's backup), from
+        any session: the same negations + lines a replace commit sends, then ``write``."""
+        files = unpack(saved, MAIN_FILE)
+        if set(files) != {MAIN_FILE}:
+            raise ReplaceConfigException(
+                f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
+            )
+        self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
         self.session.save_config()
 
     # ----------------------------------------------------------------- getters
@@ -312,7 +353,7 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
             result["candidate"] = self._candidate
         return result
 
-    def get_facts(self) -> dict[str, Any]:
+    def get_facts(self) -> models.FactsDict:
         version, hostname, uptime, status = self._bash(
             ["show version", "hostname", "cat /proc/uptime", "show interfaces status"]
         )
@@ -331,17 +372,26 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
             ),
         }
 
-    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         status, descriptions, links = self._bash(
             ["show interfaces status", "show interfaces description", "ip -j link show"]
         )
         return interfaces_from_tables(status, descriptions, common.load_json(links))
 
-    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+    def _lldp(self) -> Any:
         (output,) = self._bash(["sudo -n docker exec lldp lldpctl -f json"])
-        return common.lldp_neighbors(common.load_json(output))
+        return common.load_json(output)
 
-    def get_bgp_neighbors(self) -> dict[str, Any]:
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return common.lldp_neighbors(self._lldp())
+
+    def get_lldp_neighbors_detail(
+        self, interface: str = ""
+    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        found = common.lldp_neighbors_detail(self._lldp())
+        return {k: v for k, v in found.items() if not interface or k == interface}
+
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
 
     def get_host_routes(self) -> list[HostRoute]:
@@ -352,3 +402,11 @@ class AsterNOSDriver(NetworkDriver):  # type: ignore[misc]
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._running())
+
+    def get_qos_state(self) -> QosState:
+        """PFC and ECN per port from the CONFIG_DB of the SONiC underneath (``system bash``,
+        ``sonic-cfggen -d --var-json TABLE``), parsed as on community SONiC. Unverified: that
+        Easy RoCE writes SONiC's PORT_QOS_MAP / QUEUE / WRED_PROFILE is not in a public
+        AsterNOS document; it is how the SONiC it is built on keeps PFC and ECN."""
+        outputs = self._bash([f"sudo -n sonic-cfggen -d --var-json {t}" for t in QOS_TABLES])
+        return common.qos_from_config_db(*(common.load_json(o or "{}") for o in outputs))

@@ -13,9 +13,11 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from napalm.base import models
+
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 FRR_DAEMON_MARKER = "! >>> "
 FRR_GLOBAL_LINES = (
@@ -74,14 +76,15 @@ def _summary_vrfs(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def bgp_neighbors(
     summary: dict[str, Any], neighbors: dict[str, Any] | None = None
-) -> dict[str, Any]:
+) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
     """NAPALM ``get_bgp_neighbors`` from FRR's summary JSON (+ ``neighbors json`` for router ids).
 
     FRR's summary counts prefixes accepted after inbound policy (``pfxRcd``); without
     soft-reconfiguration inbound the pre-policy count is not kept, so ``received_prefixes``
-    carries the accepted count too.
+    carries the accepted count too. ``uptime`` is whole seconds (NAPALM's model: an int), -1
+    for a session that is not established.
     """
-    result: dict[str, Any] = {}
+    result: dict[str, models.BGPStateNeighborsPerVRFDict] = {}
     for vrf, afis in _summary_vrfs(summary).items():
         name = "global" if vrf == "default" else vrf
         details = (neighbors or {}).get(vrf, {})
@@ -104,7 +107,7 @@ def bgp_neighbors(
                         "is_up": up,
                         "is_enabled": "Admin" not in state and info.get("peerState") != "Admin",
                         "description": str(info.get("desc", detail.get("nbrDesc", ""))),
-                        "uptime": float(info.get("peerUptimeMsec", 0)) / 1000.0 if up else -1.0,
+                        "uptime": int(info.get("peerUptimeMsec", 0)) // 1000 if up else -1,
                         "address_family": {},
                     },
                 )
@@ -114,7 +117,7 @@ def bgp_neighbors(
                     "accepted_prefixes": accepted,
                     "sent_prefixes": int(info.get("pfxSnt", 0)),
                 }
-        result[name] = entry
+        result[name] = cast(models.BGPStateNeighborsPerVRFDict, entry)
     return result
 
 
@@ -349,6 +352,45 @@ def maintenance_state(running: str) -> MaintenanceState:
     return MaintenanceState(graceful_shutdown=graceful, isolated=isolated)
 
 
+# ------------------------------------------------------------------------------------- QoS
+
+
+def _queue_numbers(text: str) -> list[int]:
+    """``3`` / ``3-4`` / ``3,4`` (CONFIG_DB's queue and priority lists) as numbers."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        if first.isdigit():
+            numbers += range(int(first), int(last or first) + 1)
+    return sorted(set(numbers))
+
+
+def qos_from_config_db(
+    port_qos_map: dict[str, Any] | None,
+    queues: dict[str, Any] | None,
+    wred_profiles: dict[str, Any] | None,
+) -> QosState:
+    """PFC and ECN per port from CONFIG_DB's PORT_QOS_MAP (``pfc_enable``), QUEUE
+    (``<port>|<queue>`` -> ``wred_profile``) and WRED_PROFILE (``ecn``: ``ecn_none`` or
+    absent marks nothing). SONiC leaves the ECMP hash to the ASIC: not reported."""
+    pfc: dict[str, list[int]] = {}
+    for port, fields in (port_qos_map or {}).items():
+        enabled = _queue_numbers(str(fields.get("pfc_enable", "")))
+        if enabled and port != "global":
+            pfc[str(port)] = enabled
+    marking = {
+        str(name)
+        for name, fields in (wred_profiles or {}).items()
+        if str(fields.get("ecn", "ecn_none")) != "ecn_none"
+    }
+    ecn: dict[str, list[int]] = {}
+    for key, fields in (queues or {}).items():
+        port, _, numbers = str(key).partition("|")
+        if str(fields.get("wred_profile", "")).strip("[]").split("|")[-1] in marking:
+            ecn[port] = sorted(set(ecn.get(port, [])) | set(_queue_numbers(numbers)))
+    return QosState(pfc=pfc, ecn=ecn, ecmp_hash=None)
+
+
 # ------------------------------------------------------------------------------------ LLDP
 
 
@@ -365,21 +407,58 @@ def _as_list(obj: Any) -> list[Any]:
     return obj if isinstance(obj, list) else [obj]
 
 
-def lldp_neighbors(data: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
-    """NAPALM ``get_lldp_neighbors`` from ``lldpctl -f json`` (one interface is an object,
-    several a list; a chassis is keyed by its system name when it announces one)."""
-    result: dict[str, list[dict[str, str]]] = {}
+# lldpd's capability names -> NAPALM's (napalm.base.base.get_lldp_neighbors_detail)
+_CAPABILITIES = {
+    "other": "other",
+    "repeater": "repeater",
+    "bridge": "bridge",
+    "wlan": "wlan-access-point",
+    "router": "router",
+    "telephone": "telephone",
+    "docsis": "docsis-cable-device",
+    "station": "station",
+}
+
+
+def lldp_neighbors_detail(data: dict[str, Any]) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+    """NAPALM ``get_lldp_neighbors_detail`` from ``lldpctl -f json`` (one interface is an
+    object, several a list; a chassis is keyed by its system name when it announces one, else
+    the chassis id stands in for the name, as in ``get_lldp_neighbors``). lldpd does not say
+    which bond a port belongs to: ``parent_interface`` is ""."""
+    result: dict[str, list[models.LLDPNeighborDetailDict]] = {}
     for item in _as_list(data.get("lldp", {}).get("interface")):
         entries = item.items() if isinstance(item, dict) else []
         for local, info in entries:
             chassis_name, chassis = _single_key(info.get("chassis", {}))
             if chassis_name == "id":  # no system name announced: the chassis id stands in
-                chassis_name = str(chassis.get("value", ""))
-            elif not chassis_name:
-                chassis_name = str(chassis.get("id", {}).get("value", ""))
+                chassis_name, chassis = str(chassis.get("value", "")), {"id": chassis}
+            chassis_id = str(chassis.get("id", {}).get("value", ""))
             port = info.get("port", {})
-            remote_port = str(port.get("id", {}).get("value", "") or port.get("descr", ""))
+            capabilities = [c for c in _as_list(chassis.get("capability")) if isinstance(c, dict)]
+            names = [
+                (_CAPABILITIES.get(str(c.get("type", "")).lower(), "other"), c)
+                for c in capabilities
+            ]
             result.setdefault(str(local), []).append(
-                {"hostname": chassis_name, "port": remote_port}
+                {
+                    "parent_interface": "",
+                    "remote_port": str(
+                        port.get("id", {}).get("value", "") or port.get("descr", "")
+                    ),
+                    "remote_chassis_id": chassis_id,
+                    "remote_port_description": str(port.get("descr", "")),
+                    "remote_system_name": chassis_name or chassis_id,
+                    "remote_system_description": str(chassis.get("descr", "")),
+                    "remote_system_capab": [n for n, _ in names],
+                    "remote_system_enable_capab": [n for n, c in names if c.get("enabled") is True],
+                }
             )
     return result
+
+
+def lldp_neighbors(data: dict[str, Any]) -> dict[str, list[models.LLDPNeighborDict]]:
+    """NAPALM ``get_lldp_neighbors``: each neighbour's system name (or chassis id) and port."""
+    return {
+        local: [{"hostname": n["remote_system_name"], "port": n["remote_port"]} for n in found]
+        for local, found in lldp_neighbors_detail(data).items()
+    }

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 import paramiko
-from napalm.base import NetworkDriver
+from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     ConnectionException,
@@ -29,8 +29,9 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from controller.drivers import bundle
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from controller.drivers import bundle, common
+from controller.drivers.contract import DpctlDriver
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 STATE = "/etc/frr/dpctl"
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
@@ -41,7 +42,7 @@ CONNECT_TIMEOUT_S = 30
 IGNORED_RELOAD_LINES = ("frr version", "frr defaults", "hostname ", "no hostname ")
 
 
-class FrrDriver(NetworkDriver):  # type: ignore[misc]
+class FrrDriver(DpctlDriver):
     """optional_args: port, key_file, known_hosts, jump_host, jump_port, jump_username,
     jump_key_file, jump_known_hosts (ProxyJump through a bastion, as the lab's guest)."""
 
@@ -321,15 +322,25 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
         out = self._check(f"ls -1 {STATE}/rollback 2>/dev/null || true")
         return sorted(line for line in out.split() if line)
 
+    def _replace_with(self, saved: dict[str, str]) -> None:
+        current = self._stored("current")
+        self._check(f"rm -rf {STATE}/current && mkdir -p {STATE}/current")
+        self._apply(saved, current)
+
     def rollback(self) -> None:
         points = self.rollback_points()
         if not points:
             raise ReplaceConfigException(f"{self.hostname}: no rollback point saved")
-        saved = self._stored(f"rollback/{points[-1]}")
-        current = self._stored("current")
-        self._check(f"rm -rf {STATE}/current && mkdir -p {STATE}/current")
-        self._apply(saved, current)
+        self._replace_with(self._stored(f"rollback/{points[-1]}"))
         self._check(f"rm -rf {STATE}/rollback/{points[-1]}")
+
+    def restore_config(self, saved: str) -> None:
+        """Run the files of a ``get_config()["running"]`` bundle again (a deploy's backup)."""
+        try:
+            files = bundle.unpack(saved, MAIN_FILE)
+        except ValueError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: bad saved config: {exc}") from None
+        self._replace_with(files)
 
     # -- getters ------------------------------------------------------------------------
     def get_config(
@@ -343,7 +354,7 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
         )
         return {"running": running, "candidate": bundle.pack(self._candidate or {}), "startup": ""}
 
-    def get_facts(self) -> dict[str, Any]:
+    def get_facts(self) -> models.FactsDict:
         hostname = self._check("hostname").strip()
         uptime = float(self._check("cut -d' ' -f1 /proc/uptime").strip())
         version = self._vtysh("show version").splitlines()
@@ -359,7 +370,7 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
             "interface_list": sorted(str(link["ifname"]) for link in links),
         }
 
-    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         result: dict[str, dict[str, Any]] = {}
         for link in json.loads(self._check("ip -j link show") or "[]"):
             flags = link.get("flags", [])
@@ -374,111 +385,53 @@ class FrrDriver(NetworkDriver):  # type: ignore[misc]
             }
         return result
 
-    def get_bgp_neighbors(self) -> dict[str, Any]:
-        summary = self._vtysh_json("show bgp summary json")
-        peers: dict[str, Any] = {}
-        router_id = ""
-        for afi, data in summary.items():
-            router_id = data.get("routerId", router_id)
-            for name, peer in data.get("peers", {}).items():
-                entry = peers.setdefault(
-                    name,
-                    {
-                        "local_as": int(data.get("as", 0)),
-                        "remote_as": int(peer.get("remoteAs", 0)),
-                        "remote_id": "",
-                        "is_up": peer.get("state") == "Established",
-                        "is_enabled": peer.get("state") != "Idle (Admin)",
-                        "description": str(peer.get("hostname", "")),
-                        "uptime": int(peer.get("peerUptimeMsec", 0)) // 1000,
-                        "address_family": {},
-                    },
-                )
-                family = (
-                    "ipv4" if afi == "ipv4Unicast" else ("l2vpn" if afi == "l2VpnEvpn" else afi)
-                )
-                entry["address_family"][family] = {
-                    "received_prefixes": int(peer.get("pfxRcd", 0)),
-                    "accepted_prefixes": int(peer.get("pfxRcd", 0)),
-                    "sent_prefixes": int(peer.get("pfxSnt", 0)),
-                }
-        return {"global": {"router_id": router_id, "peers": peers}}
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
+        return common.bgp_neighbors(
+            self._vtysh_json("show bgp vrf all summary json"),
+            self._vtysh_json("show bgp vrf all neighbors json"),
+        )
 
-    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
-        data = json.loads(self._check("lldpcli -f json0 show neighbors") or "{}")
-        result: dict[str, list[dict[str, str]]] = {}
-        for iface in data.get("lldp", [{}])[0].get("interface", []):
-            chassis = iface.get("chassis", [{}])[0]
-            port = iface.get("port", [{}])[0]
-            result.setdefault(iface["name"], []).append(
-                {
-                    "hostname": chassis.get("name", [{}])[0].get("value", ""),
-                    "port": port.get("id", [{}])[0].get("value", ""),
-                }
-            )
-        return result
+    def _lldp(self) -> Any:
+        return common.load_json(self._check("lldpcli -f json show neighbors") or "{}")
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return common.lldp_neighbors(self._lldp())
+
+    def get_lldp_neighbors_detail(
+        self, interface: str = ""
+    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        found = common.lldp_neighbors_detail(self._lldp())
+        return {k: v for k, v in found.items() if not interface or k == interface}
 
     def get_host_routes(self) -> list[HostRoute]:
-        routes = self._vtysh_json("show ip route json")
-        result: list[HostRoute] = []
-        for prefix, entries in sorted(routes.items()):
-            if not prefix.endswith("/32"):
-                continue
-            for entry in entries:
-                result.append(
-                    HostRoute(
-                        prefix=prefix,
-                        protocol=str(entry.get("protocol", "")),
-                        nexthops=[
-                            str(nh.get("interfaceName", nh.get("ip", "")))
-                            for nh in entry.get("nexthops", [])
-                        ],
-                        selected=bool(entry.get("selected", False)),
-                    )
-                )
-        return result
+        return common.host_routes(self._vtysh_json("show ip route json"))
 
     def get_evpn_es(self) -> list[EthernetSegmentState]:
-        data = self._vtysh_json("show evpn es detail json")
-        entries = data if isinstance(data, list) else list(data.values())
-        result: list[EthernetSegmentState] = []
-        for es in entries:
-            flags = [str(f) for f in es.get("flags", [])]
-            result.append(
-                EthernetSegmentState(
-                    esi=str(es.get("esi", "")),
-                    interface=str(es.get("accessPort", "")),
-                    up="operUp" in flags or "up" in [f.lower() for f in flags],
-                    df=bool(es.get("dfPreference") is not None and "nonDF" not in flags),
-                    peers=[str(v.get("vtep", "")) for v in es.get("vteps", [])],
-                )
-            )
-        return result
+        return common.evpn_es(self._vtysh_json("show evpn es detail json"))
 
-    def get_qos_state(self) -> dict[str, Any]:
-        """What the kernel does for RoCE and load balancing: ECN-marking RED qdiscs per port
-        and the multipath hash policy. PFC does not exist in the Linux datapath."""
+    def get_qos_state(self) -> QosState:
+        """ECN per port from the kernel's qdiscs: a queue is a band of the port's prio qdisc,
+        marking ECN when a RED qdisc with ``ecn`` sits on it (``tc -j``: ``parent`` "1:<band>",
+        ``options.ecn`` true; iproute2 tc/tc_red.c). PFC does not exist in the Linux
+        datapath (None). ECMP hash: ``net.ipv4.fib_multipath_hash_policy`` (0 = L3, 1 = L4;
+        kernel ip-sysctl.rst)."""
         qdiscs = json.loads(self._check("tc -j qdisc show") or "[]")
-        ecn_ports: dict[str, int] = {}
+        ecn: dict[str, list[int]] = {}
         for qdisc in qdiscs:
             options = qdisc.get("options", {})
-            marks_ecn = "ecn" in options.get("flags", []) or bool(options.get("ecn"))
-            if qdisc.get("kind") == "red" and marks_ecn:
-                ecn_ports[str(qdisc["dev"])] = ecn_ports.get(str(qdisc["dev"]), 0) + 1
+            marks = options.get("ecn") is True or "ecn" in options.get("flags", [])
+            parent = str(qdisc.get("parent", ""))
+            band = parent.partition(":")[2]
+            if qdisc.get("kind") == "red" and marks and band.isdigit():
+                ports = ecn.setdefault(str(qdisc["dev"]), [])
+                ports.append(int(band))
+                ports.sort()
         policy = self._check("sysctl -n net.ipv4.fib_multipath_hash_policy").strip()
-        return {
-            "ecn_queues_per_port": ecn_ports,
-            "multipath_hash_policy": int(policy or 0),
-            "pfc": None,
-        }
+        hashes = {"0": "l3", "1": "l4", "2": "l3-inner", "3": "custom"}
+        return QosState(pfc=None, ecn=ecn, ecmp_hash=hashes.get(policy, f"policy {policy}"))
 
     def get_maintenance(self) -> MaintenanceState:
-        running = self._vtysh("show running-config")
-        return MaintenanceState(
-            graceful_shutdown=" bgp graceful-shutdown" in running,
-            isolated="route-map RM-SPINES-OUT permit 20" not in running
-            and "RM-SPINES-OUT" in running,
-        )
+        return common.maintenance_state(self._vtysh("show running-config"))
 
 
 def _strip_running_header(text: str) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from napalm.base import NetworkDriver
+from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     CommitError,
@@ -44,8 +44,9 @@ from napalm.base.exceptions import (
 )
 
 from controller.drivers import common
-from controller.drivers.bundle import pack, unpack
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from controller.drivers.bundle import BundleError, pack, unpack
+from controller.drivers.contract import DpctlDriver
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -54,6 +55,7 @@ FIELD_MERGE_TABLES = frozenset({"DEVICE_METADATA", "PORT"})
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 REMOTE_DIR = "/tmp/dpctl"
 REVERT_UNIT = "dpctl-revert"
+QOS_TABLES = ("PORT_QOS_MAP", "QUEUE", "WRED_PROFILE")
 
 
 class Shell(Protocol):
@@ -169,13 +171,13 @@ def _speed_mbps(text: str) -> float:
 
 def interfaces_from_tables(
     status: str, descriptions: str, links: list[dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, models.InterfaceDict]:
     """NAPALM ``get_interfaces``: ``show interfaces status``/``description`` + ``ip -j link``."""
     macs = {str(link.get("ifname")): str(link.get("address", "")) for link in links}
     descr = {
         row.get("Interface", ""): row.get("Description", "") for row in parse_table(descriptions)
     }
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, models.InterfaceDict] = {}
     for row in parse_table(status):
         name = row.get("Interface", "")
         if not name:
@@ -211,7 +213,7 @@ def dump_config_db(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=4, sort_keys=True) + "\n"
 
 
-class SonicDriver(NetworkDriver):  # type: ignore[misc]
+class SonicDriver(DpctlDriver):
     """NAPALM driver for community SONiC (see the module docstring for the exact commands).
 
     optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts),
@@ -428,6 +430,16 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
         self._run("sudo -n config save -y")
         self._run(self._frr("vtysh -c 'write memory'"))
 
+    def _replace_config_db(self, path: str, target: dict[str, Any]) -> None:
+        self._run(f"mkdir -p {REMOTE_DIR}")
+        self.shell.put(path, dump_config_db(target))
+        output, status = self.shell.run(f"sudo -n config replace {path}", self.command_timeout)
+        if status != 0 and "No such command" in output:
+            # GCU missing (older images): `config load` merges on top of CONFIG_DB.
+            self._run(f"sudo -n config load -y {path}")
+        elif status != 0:
+            raise CommandErrorException(f"`config replace` exited {status}: {output}")
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if self._candidate is None:
             raise CommitError("no candidate loaded")
@@ -443,17 +455,8 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
             ) from exc
         try:
             if CONFIG_DB in self._candidate:
-                running = self._running_config_db()
-                path = f"{REMOTE_DIR}/candidate.{CONFIG_DB}"
-                self.shell.put(path, dump_config_db(self._target_db(running)))
-                output, status = self.shell.run(
-                    f"sudo -n config replace {path}", self.command_timeout
-                )
-                if status != 0 and "No such command" in output:
-                    # GCU missing (older images): `config load` merges on top of CONFIG_DB.
-                    self._run(f"sudo -n config load -y {path}")
-                elif status != 0:
-                    raise CommandErrorException(f"`config replace` exited {status}: {output}")
+                target = self._target_db(self._running_config_db())
+                self._replace_config_db(f"{REMOTE_DIR}/candidate.{CONFIG_DB}", target)
             for daemon, text in self._candidate_frr().items():
                 self._apply_frr(daemon, text, self._replace)
         except CommandErrorException as exc:
@@ -500,6 +503,26 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
             self._run(command)
         self._save()
 
+    def restore_config(self, saved: str) -> None:
+        """Make the device run a ``get_config()["running"]`` bundle again (a deploy's backup),
+        from any session: the saved CONFIG_DB, whole, through ``config replace``; each saved
+        FRR daemon file through frr-reload.py (or ``vtysh -f``); then save. The rollback point
+        of a commit in this session is not needed."""
+        try:
+            files = unpack(saved, CONFIG_DB)
+            target = json.loads(files[CONFIG_DB]) if CONFIG_DB in files else None
+        except (BundleError, json.JSONDecodeError) as exc:
+            raise ReplaceConfigException(f"{self.hostname}: bad saved config: {exc}") from exc
+        if self._pending_revert:
+            self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
+            self._pending_revert = False
+        if target is not None:
+            self._replace_config_db(f"{REMOTE_DIR}/restore.{CONFIG_DB}", target)
+        daemons = common.split_daemons(files.get(FRR_CONF, ""), default="bgpd.conf")
+        for daemon, text in daemons.items():
+            self._apply_frr(daemon, text, replace=True)
+        self._save()
+
     # ----------------------------------------------------------------- getters
 
     def get_config(
@@ -526,7 +549,7 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
             result["candidate"] = pack(self._candidate)
         return result
 
-    def get_facts(self) -> dict[str, Any]:
+    def get_facts(self) -> models.FactsDict:
         version = parse_show_version(self._run("show version"))
         hostname = self._run("hostname").strip()
         uptime = float(self._run("cat /proc/uptime").split()[0])
@@ -545,22 +568,29 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
             "interface_list": interfaces,
         }
 
-    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
         links = common.load_json(self._run("ip -j link show"))
         return interfaces_from_tables(
             self._run("show interfaces status"), self._run("show interfaces description"), links
         )
 
-    def get_bgp_neighbors(self) -> dict[str, Any]:
+    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(
             self._vtysh_json("show bgp vrf all summary json"),
             self._vtysh_json("show bgp vrf all neighbors json"),
         )
 
-    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
-        return common.lldp_neighbors(
-            common.load_json(self._run("sudo -n docker exec lldp lldpctl -f json"))
-        )
+    def _lldp(self) -> Any:
+        return common.load_json(self._run("sudo -n docker exec lldp lldpctl -f json"))
+
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return common.lldp_neighbors(self._lldp())
+
+    def get_lldp_neighbors_detail(
+        self, interface: str = ""
+    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        found = common.lldp_neighbors_detail(self._lldp())
+        return {k: v for k, v in found.items() if not interface or k == interface}
 
     def get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json("show ip route json"))
@@ -570,3 +600,11 @@ class SonicDriver(NetworkDriver):  # type: ignore[misc]
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh("show running-config"))
+
+    def get_qos_state(self) -> QosState:
+        """PFC and ECN per port from CONFIG_DB (``sonic-cfggen -d --var-json TABLE``)."""
+        tables = [
+            common.load_json(self._run(f"sudo -n sonic-cfggen -d --var-json {table}") or "{}")
+            for table in QOS_TABLES
+        ]
+        return common.qos_from_config_db(*tables)

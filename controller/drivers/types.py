@@ -13,6 +13,8 @@ class HostRoute(TypedDict):
 
 
 class EthernetSegmentState(TypedDict):
+    """A local Ethernet segment (remote-only segments are not reported)."""
+
     esi: str
     interface: str  # local bond / link-aggregation the ES is on
     up: bool
@@ -23,3 +25,18 @@ class EthernetSegmentState(TypedDict):
 class MaintenanceState(TypedDict):
     graceful_shutdown: bool
     isolated: bool
+
+
+class QosState(TypedDict):
+    """What the switch's datapath does for RoCE and ECMP, per port.
+
+    pfc: port -> priorities with PFC enabled (a port without PFC is absent); None where the
+      datapath has no PFC at all (Linux: the FRR driver), so a check can refuse it by reason.
+    ecn: port -> queues that mark ECN (a port without ECN marking is absent).
+    ecmp_hash: "l3" or "l4" (fields of the multipath hash) where the driver reads it; None
+      where the platform keeps its ASIC default and dpctl renders no hash setting.
+    """
+
+    pfc: dict[str, list[int]] | None
+    ecn: dict[str, list[int]]
+    ecmp_hash: str | None

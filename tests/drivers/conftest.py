@@ -185,3 +185,36 @@ def asternos(tmp_path: Path) -> Any:
     driver.open()
     driver.fake = sessions[0]
     return driver
+
+
+class FakeFrrHost:
+    """Stands in for FrrDriver's SSH exec channel: (exit status, stdout, stderr) per command,
+    answered from mocked/frr/<device>/ (recorded from a real FRR 8.4 by record_frr.py)."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.commands: list[str] = []
+        self.overrides: dict[str, str] = {}
+
+    def run(self, command: str, stdin: str | None = None) -> tuple[int, str, str]:
+        self.commands.append(command)
+        if command in self.overrides:
+            return 0, self.overrides[command], ""
+        text = recorded(f"frr/{self.device}", command)
+        if text is None:
+            raise AssertionError(f"unrecorded command sent to the mocked FRR device: {command!r}")
+        return 0, text, ""
+
+
+def frr_driver(device: str = "p1-g1-leaf1") -> Any:
+    from controller.drivers.frr import FrrDriver
+
+    driver = FrrDriver(device, "root", optional_args={"known_hosts": "/tmp/known_hosts"})
+    driver.fake = FakeFrrHost(device)
+    driver._run = driver.fake.run  # the SSH channel is the only part replaced
+    return driver
+
+
+@pytest.fixture
+def frr() -> Any:
+    return frr_driver()

@@ -46,7 +46,7 @@ def test_bgp_down_and_admin_down_peers() -> None:
         },
     }
     peers = common.bgp_neighbors(summary)["global"]["peers"]
-    assert peers["Ethernet4"]["is_up"] is False and peers["Ethernet4"]["uptime"] == -1.0
+    assert peers["Ethernet4"]["is_up"] is False and peers["Ethernet4"]["uptime"] == -1
     assert peers["Ethernet4"]["is_enabled"] is True
     assert peers["Ethernet8"]["is_enabled"] is False
 

@@ -81,7 +81,7 @@ def test_get_bgp_neighbors_from_real_frr_json(sonic: Any) -> None:
                     "is_up": True,
                     "is_enabled": True,
                     "description": "",
-                    "uptime": 4.0,
+                    "uptime": 4,  # NAPALM: int seconds
                     "address_family": {
                         "ipv4": {
                             "received_prefixes": 1,

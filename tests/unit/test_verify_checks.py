@@ -1,0 +1,224 @@
+"""Every verify check passes on a healthy device and fails on a broken one.
+
+The device states are what the contract getters return: recorded from a real FRR 8.4
+(tests/drivers/mocked/frr, through the FRR driver) where a recording shows the fault, else
+built from the fabric's plan and then broken one fault at a time.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.intent import intent_from_data
+from controller.render.device import build_device
+from controller.verify import (
+    NotADpctlDriver,
+    check_bgp,
+    check_host_routes,
+    check_lldp,
+    check_loopbacks,
+    check_maintenance,
+    check_roce_lb,
+    check_segments,
+    expected_ecn_queues,
+    read_state,
+)
+from tests.conftest import INVENTORY
+from tests.drivers.conftest import frr_driver
+
+
+def fabric_of(mode: str, **changes: Any) -> Fabric:
+    data = yaml.safe_load((INVENTORY / f"lab-{mode}.yaml").read_text())
+    return build_fabric(intent_from_data({**data, **changes}))
+
+
+def healthy(fabric: Fabric, name: str) -> dict[str, Any]:
+    """What a switch running its plan exactly answers through the contract getters."""
+    switch = fabric.switch_by_name[name]
+    device = build_device(fabric, name)
+    lldp = {}
+    for link in fabric.links_by_device.get(name, []):
+        mine, peer, port = (
+            (link.a_port, link.z_device, link.z_port)
+            if link.a_device == name
+            else (link.z_port, link.a_device, link.a_port)
+        )
+        lldp[mine] = [{"hostname": peer, "port": port}]
+    ports_to = {}
+    for link in fabric.links_by_device.get(name, []):
+        if link.kind == "fabric":
+            ports_to[link.a_device] = link.z_port
+    routes = [
+        {"prefix": f"{s.loopback}/32", "protocol": "bgp", "nexthops": ["x"], "selected": True}
+        for s in fabric.switches_in(plane=switch.plane)
+        if s.name != name
+    ]
+    if switch.role == "spine":
+        for server in fabric.servers:
+            for nic in server.nics:
+                leaf = nic.leaves[switch.plane - 1]
+                routes.append(
+                    {
+                        "prefix": f"{nic.ip}/32",
+                        "protocol": "bgp",
+                        "nexthops": [ports_to[leaf]],
+                        "selected": True,
+                    }
+                )
+    ports = [i.name for i in device.interfaces]
+    assert device.roce is not None
+    lossless = sorted(device.roce.lossless_queues)
+    platform_frr = device.platform == "frr"
+    return {
+        "bgp": {n.interface: {"is_up": True} for n in device.bgp.neighbors},
+        "lldp": lldp,
+        "routes": routes,
+        "maintenance": {"graceful_shutdown": False, "isolated": False},
+        "qos": {
+            "pfc": None if platform_frr else {p: lossless for p in ports},
+            "ecn": {p: expected_ecn_queues(device) for p in ports},
+            "ecmp_hash": "l4" if platform_frr else None,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def lab() -> Fabric:
+    return fabric_of("dual-arp")
+
+
+def test_bgp_session_down_fails(lab: Fabric) -> None:
+    assert check_bgp(lab, "p1-g1-leaf1", healthy(lab, "p1-g1-leaf1")).ok
+    # recorded: the leaf's session to p1-spine2 (not running) is Idle
+    state = read_state(frr_driver("p1-g1-leaf1"), "leaf", evpn=False)
+    check = check_bgp(lab, "p1-g1-leaf1", state)
+    assert not check.ok and check.expected == ["swp3", "swp4"] and check.found == ["swp3"]
+
+
+def test_missing_lldp_neighbour_fails(lab: Fabric) -> None:
+    state = healthy(lab, "p1-spine1")
+    assert check_lldp(lab, "p1-spine1", state).ok
+    del state["lldp"]["swp2"]
+    check = check_lldp(lab, "p1-spine1", state)
+    assert not check.ok and "swp2" not in check.found and check.expected["swp2"]
+    # recorded: the leaf sees p1-spine1 on swp3 only (no p1-spine2, no servers)
+    recorded = read_state(frr_driver("p1-g1-leaf1"), "leaf", evpn=False)
+    check = check_lldp(lab, "p1-g1-leaf1", recorded)
+    assert not check.ok and check.found["swp3"] == "p1-spine1:swp1"
+
+
+def test_missing_loopback_fails(lab: Fabric) -> None:
+    state = healthy(lab, "p1-g1-leaf1")
+    assert check_loopbacks(lab, "p1-g1-leaf1", state).ok
+    state["routes"] = [r for r in state["routes"] if r["prefix"] != "10.255.0.1/32"]
+    check = check_loopbacks(lab, "p1-g1-leaf1", state)
+    assert not check.ok and check.found == {"missing": ["10.255.0.1/32"]}
+
+
+def test_missing_host_route_fails(lab: Fabric) -> None:
+    state = healthy(lab, "p1-spine1")
+    assert check_host_routes(lab, "p1-spine1", state).ok
+    state["routes"] = [r for r in state["routes"] if r["prefix"] != "10.100.0.2/32"]
+    check = check_host_routes(lab, "p1-spine1", state)
+    assert not check.ok and check.found == {"10.100.0.2/32": "missing"}
+    # recorded: the spine learnt 10.100.0.2/32 through p1-g1-leaf1; the other NICs are missing
+    recorded = read_state(frr_driver("p1-spine1"), "spine", evpn=False)
+    check = check_host_routes(lab, "p1-spine1", recorded)
+    assert not check.ok and "10.100.0.2/32" not in check.found
+    assert set(check.found.values()) == {"missing"}
+
+
+def test_maintenance_state_differs_fails(lab: Fabric) -> None:
+    state = healthy(lab, "p1-g1-leaf1")
+    assert check_maintenance(lab, "p1-g1-leaf1", state, {}).ok
+    assert not check_maintenance(lab, "p1-g1-leaf1", state, {"p1-g1-leaf1": "isolated"}).ok
+    recorded = {**state, "maintenance": frr_driver("p1-g1-leaf1-isolated").get_maintenance()}
+    assert check_maintenance(lab, "p1-g1-leaf1", recorded, {"p1-g1-leaf1": "isolated"}).ok
+    assert not check_maintenance(lab, "p1-g1-leaf1", recorded, {}).ok
+
+
+def _segments_state(fabric: Fabric, df: dict[str, bool], up: bool = True) -> dict[str, Any]:
+    states: dict[str, Any] = {}
+    for leaf in {leaf for s in fabric.servers for n in s.nics for leaf in n.leaves}:
+        states[leaf] = {
+            "es": [
+                {
+                    "esi": n.esi,
+                    "interface": "bond",
+                    "up": up,
+                    "df": df.get(leaf, False),
+                    "peers": [],
+                }
+                for s in fabric.servers
+                for n in s.nics
+                if leaf in n.leaves
+            ]
+        }
+    return states
+
+
+def test_segment_without_designated_forwarder_fails() -> None:
+    fabric = fabric_of("evpn-mh")
+    plane1 = {n.leaves[0] for s in fabric.servers for n in s.nics}
+    good = check_segments(fabric, _segments_state(fabric, {leaf: True for leaf in plane1}))
+    assert good and all(c.ok for c in good)
+    none_df = check_segments(fabric, _segments_state(fabric, {}))
+    assert none_df and not any(c.ok for c in none_df)
+    all_leaves = {leaf for s in fabric.servers for n in s.nics for leaf in n.leaves}
+    two_df = check_segments(fabric, _segments_state(fabric, dict.fromkeys(all_leaves, True)))
+    assert not any(c.ok for c in two_df)
+    down = check_segments(fabric, _segments_state(fabric, dict.fromkeys(plane1, True), up=False))
+    assert not any(c.ok for c in down)
+    states = _segments_state(fabric, dict.fromkeys(plane1, True))
+    leaf = sorted(plane1)[0]
+    states[leaf]["es"].pop()  # one segment missing on one leaf
+    assert not all(c.ok for c in check_segments(fabric, states))
+
+
+@pytest.mark.parametrize("platform", ["sonic", "asternos"])
+def test_pfc_misconfigured_fails(platform: str) -> None:
+    fabric = fabric_of(
+        "dual-arp", platform=platform, switches={"leaf": "CX732Q-N", "spine": "CX732Q-N"}
+    )
+    name = "p1-g1-leaf1"
+    state = healthy(fabric, name)
+    checks = {c.check: c for c in check_roce_lb(fabric, name, state)}
+    assert set(checks) == {"roce-ecn", "roce-pfc"} and all(c.ok for c in checks.values())
+    port = next(iter(state["qos"]["pfc"]))
+    for broken in ([3], [], [3, 4, 5]):
+        bad = copy.deepcopy(state)
+        bad["qos"]["pfc"][port] = broken
+        if not broken:
+            del bad["qos"]["pfc"][port]
+        pfc = {c.check: c for c in check_roce_lb(fabric, name, bad)}["roce-pfc"]
+        assert not pfc.ok, broken
+    bad = copy.deepcopy(state)
+    bad["qos"]["ecn"][port] = [3]
+    assert not {c.check: c for c in check_roce_lb(fabric, name, bad)}["roce-ecn"].ok
+
+
+def test_roce_and_hash_on_frr_from_recorded_qdiscs(lab: Fabric) -> None:
+    recorded = read_state(frr_driver("p1-g1-leaf1"), "leaf", evpn=False)
+    checks = {c.check: c for c in check_roce_lb(lab, "p1-g1-leaf1", recorded)}
+    assert set(checks) == {"roce-ecn", "load-balancing"}  # no PFC in the Linux datapath
+    assert all(c.ok for c in checks.values())
+    bad = copy.deepcopy(recorded)
+    bad["qos"]["ecn"]["swp3"] = [3]  # one lossless band lost its ECN marking
+    bad["qos"]["ecmp_hash"] = "l3"
+    checks = {c.check: c for c in check_roce_lb(lab, "p1-g1-leaf1", bad)}
+    assert not checks["roce-ecn"].ok and not checks["load-balancing"].ok
+
+
+def test_a_driver_outside_the_contract_is_refused() -> None:
+    class Legacy:
+        def get_bgp_neighbors(self) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(NotADpctlDriver, match="driver contract"):
+        read_state(Legacy(), "leaf", evpn=False)
