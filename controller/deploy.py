@@ -241,7 +241,7 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
     ``*.cfg.restored``, so the next rollback goes one commit further back.
     """
     names = select_devices(fabric, None, device)
-    access = access or fabric_access(fabric)  # a lab fabric without its lab: refused first
+    access = access or fabric_access(fabric)
     backup = latest_backup(fabric.intent.name, device)
     if backup is None:
         raise NoBackup(

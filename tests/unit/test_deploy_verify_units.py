@@ -167,6 +167,9 @@ def test_lab_fabric_without_its_lab_is_refused_before_any_connection(
 
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
+    backups = tmp_path / "lab-dual-arp" / "backups" / "p1-spine1"
+    backups.mkdir(parents=True)  # so rollback gets as far as connecting
+    (backups / "20261130T000000Z.cfg").write_text("hostname p1-spine1\n")
     result = run_cli(*args, "-f", str(LAB), "--json")
     assert result.exit_code == 2, result.output
     assert "its lab is not running" in result.output
