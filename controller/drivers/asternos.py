@@ -382,15 +382,6 @@ class AsterNOSDriver(DpctlDriver):
         (output,) = self._bash(["sudo -n docker exec lldp lldpctl -f json"])
         return common.load_json(output)
 
-    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
-        return common.lldp_neighbors(self._lldp())
-
-    def get_lldp_neighbors_detail(
-        self, interface: str = ""
-    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
-        found = common.lldp_neighbors_detail(self._lldp())
-        return {k: v for k, v in found.items() if not interface or k == interface}
-
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
 

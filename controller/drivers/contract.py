@@ -27,6 +27,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from napalm.base import NetworkDriver, models
 
+from controller.drivers import common
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 
@@ -45,12 +46,18 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]: ...
 
     @abc.abstractmethod
-    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]: ...
+    def _lldp(self) -> Any:
+        """lldpd's own JSON (``lldpcli -f json show neighbors``): all three platforms run lldpd,
+        so the LLDP getters below are one implementation over it."""
 
-    @abc.abstractmethod
+    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
+        return common.lldp_neighbors(self._lldp())
+
     def get_lldp_neighbors_detail(
         self, interface: str = ""
-    ) -> dict[str, list[models.LLDPNeighborDetailDict]]: ...
+    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
+        found = common.lldp_neighbors_detail(self._lldp())
+        return {k: v for k, v in found.items() if not interface or k == interface}
 
     @abc.abstractmethod
     def get_host_routes(self) -> list[HostRoute]:

@@ -583,15 +583,6 @@ class SonicDriver(DpctlDriver):
     def _lldp(self) -> Any:
         return common.load_json(self._run("sudo -n docker exec lldp lldpctl -f json"))
 
-    def get_lldp_neighbors(self) -> dict[str, list[models.LLDPNeighborDict]]:
-        return common.lldp_neighbors(self._lldp())
-
-    def get_lldp_neighbors_detail(
-        self, interface: str = ""
-    ) -> dict[str, list[models.LLDPNeighborDetailDict]]:
-        found = common.lldp_neighbors_detail(self._lldp())
-        return {k: v for k, v in found.items() if not interface or k == interface}
-
     def get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json("show ip route json"))
 
