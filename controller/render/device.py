@@ -111,9 +111,12 @@ class Bgp:
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool
-    graceful_restart: bool = True
-    """RFC 4724 restarter and helper, forwarding state preserved: an FRR restart keeps the
-    peers' routes to this switch (its own kernel routes: zebra -r/-K, see controller/lab)."""
+    graceful_restart: bool = False
+    """RFC 4724 restarter and helper, forwarding state preserved. Off: in the EVPN-MH lab
+    (2026-11-30) leaves with it rendered had no selected route to their plane's loopbacks
+    after a deploy while their pair session was not up (route selection deferred, suspected
+    FRR's select-defer-time waiting for every GR peer's End-of-RIB); dual-ARP was fine. Until
+    that is understood and measured, it stays off on every platform."""
 
 
 @dataclass(frozen=True, slots=True)
