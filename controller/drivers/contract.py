@@ -9,6 +9,8 @@ does not name), ``get_lldp_neighbors``, ``get_lldp_neighbors_detail``, ``get_con
 dpctl's own getters return the TypedDicts of ``controller.drivers.types``, with one meaning
 on every platform.
 
+``batched_reads`` lets a driver serve a run of getters from one read of the device.
+
 ``restore_config`` is dpctl's: it replaces the whole configuration with one that
 ``get_config()["running"]`` returned earlier (the backup a deploy saves before each commit),
 from any connection, so ``dpctl rollback`` works after the committing session is gone.
@@ -21,6 +23,7 @@ on every driver's getters over recorded device outputs.
 from __future__ import annotations
 
 import abc
+import contextlib
 import types
 import typing
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -78,6 +81,11 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     @abc.abstractmethod
     def restore_config(self, saved: str) -> None:
         """Make the device run ``saved`` (a ``get_config()["running"]`` text) and save it."""
+
+    def batched_reads(self) -> contextlib.AbstractContextManager[None]:
+        """Within this block the getters may answer from one read of the device (verify asks
+        every getter once). A driver that reads each getter on its own needs nothing here."""
+        return contextlib.nullcontext()
 
 
 GETTER_TYPES: dict[str, Any] = {

@@ -9,11 +9,14 @@ exactly what the drivers send. Mutating commands with no recorded output answer 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from controller.drivers.frr import PART
 
 MOCKED = Path(__file__).parent / "mocked"
 TS = re.compile(r"dpctl-\d{8}-\d{6}")
@@ -196,14 +199,26 @@ class FakeFrrHost:
         self.commands: list[str] = []
         self.overrides: dict[str, str] = {}
 
-    def run(self, command: str, stdin: str | None = None) -> tuple[int, str, str]:
+    def run(self, command: str, stdin: str | bytes | None = None) -> tuple[int, str, str]:
+        """A shell over the recordings: the driver's batched reads (parts joined by a printf of
+        a marker line) answer part by part, and ``vtysh -c A -c B`` prints A's output then B's,
+        as vtysh does."""
         self.commands.append(command)
+        separator = f"; printf '\\n{PART}\\n'; "
+        parts = command.split(separator)
+        return 0, f"\n{PART}\n".join(self._answer(part) for part in parts), ""
+
+    def _answer(self, command: str) -> str:
         if command in self.overrides:
-            return 0, self.overrides[command], ""
+            return self.overrides[command]
+        words = shlex.split(command)
+        if words[0] == "vtysh" and words.count("-c") > 1:
+            asks = [words[i + 1] for i, w in enumerate(words) if w == "-c"]
+            return "".join(self._answer(f"vtysh -c {shlex.quote(a)}") for a in asks)
         text = recorded(f"frr/{self.device}", command)
         if text is None:
             raise AssertionError(f"unrecorded command sent to the mocked FRR device: {command!r}")
-        return 0, text, ""
+        return text
 
 
 def frr_driver(device: str = "p1-g1-leaf1") -> Any:
