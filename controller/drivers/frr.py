@@ -52,6 +52,7 @@ FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 MAIN_FILE = "frr.conf"
 LINUX_FILES = ("ip.batch", "bridge.batch", "sysctl.conf", "qos.tc")
 AGENT = "arp_to_host.py"
+BUNDLE_FILES = (MAIN_FILE, *LINUX_FILES, "arp-to-host.json")
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
 CONNECT_TIMEOUT_S = 30
@@ -292,7 +293,13 @@ class FrrDriver(DpctlDriver):
                 config = handle.read()
         if config is None:
             raise ValueError("give filename or config")
-        return bundle.unpack(config, MAIN_FILE)
+        files = bundle.unpack(config, MAIN_FILE)
+        unknown = sorted(set(files) - set(BUNDLE_FILES))
+        if unknown:  # a name becomes a path on the switch: only the driver's own files
+            raise ValueError(
+                f"unknown file(s) {unknown} in the bundle; known: {list(BUNDLE_FILES)}"
+            )
+        return files
 
     def load_replace_candidate(
         self, filename: str | None = None, config: str | None = None
@@ -322,7 +329,7 @@ class FrrDriver(DpctlDriver):
     def _snapshot(self, folder: str = "current") -> _Snapshot:
         """The stored files of ``folder``, FRR's running config and the one recorded after the
         last confirmed commit: one exec."""
-        names = " ".join(shlex.quote(n) for n in (MAIN_FILE, *LINUX_FILES, "arp-to-host.json"))
+        names = " ".join(shlex.quote(n) for n in BUNDLE_FILES)
         out = self._check(
             f"if cd {STATE}/{folder} 2>/dev/null; then for f in {names}; do "
             f"[ -f $f ] && printf '{bundle.MARKER}%s\\n' $f && cat $f; done; fi; "
@@ -443,7 +450,9 @@ class FrrDriver(DpctlDriver):
                     f"printf '\\n{PART} %s\\n' {name}; tail -c 300 {log}; fi"
                 )
         files = {f"current/{name}": new[name] for name, _tool in steps if name in new}
-        _rc, out, _err = self._with_files(files, "\n".join([*script, "true"]))
+        rc, out, err = self._with_files(files, "\n".join([*script, "true"]))
+        if rc != 0:  # the script ends in `true`: the upload itself failed, nothing ran
+            return [f"uploading the Linux files: {(err or out).strip()[-300:]}"]
         return [
             f"{chunk.partition(chr(10))[0].strip()}: {chunk.partition(chr(10))[2].strip()}"
             for chunk in out.split(f"\n{PART} ")[1:]
@@ -587,10 +596,10 @@ class FrrDriver(DpctlDriver):
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         if not self._cache:  # both in one vtysh
-            reads = self._reads(
-                [f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS)]
-            )
-            return common.bgp_neighbors(*(json.loads(text or "{}") for text in reads.values()))
+            asks = [f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS)]
+            reads = self._reads(asks)
+            summary, neighbors = (json.loads(reads[c] or "{}") for c in asks)
+            return common.bgp_neighbors(summary, neighbors)
         return common.bgp_neighbors(self._vtysh_json(BGP_SUMMARY), self._vtysh_json(BGP_NEIGHBORS))
 
     def _lldp(self) -> Any:

@@ -230,11 +230,13 @@ def test_files_travel_as_one_tar_with_exact_contents() -> None:
     assert got == files
 
 
-@pytest.mark.parametrize("record", [None, ""])
-def test_no_record_means_no_fast_path(record: str | None) -> None:
-    switch = ScriptedSwitch(RUNNING, applied_record=record)
+@pytest.mark.parametrize("case", ["no record", "no applied frr.conf"])
+def test_no_record_means_no_fast_path(case: str) -> None:
+    switch = ScriptedSwitch(RUNNING, applied_record=None if case == "no record" else RUNNING)
+    if case == "no applied frr.conf":
+        del switch.files["frr.conf"]
     driver = _scripted(switch)
-    driver.load_replace_candidate(config=bundle.pack(switch.files))
+    driver.load_replace_candidate(config=bundle.pack({**switch.files, "frr.conf": APPLIED}))
     driver.compare_config()
     assert any(FRR_RELOAD in c for c in switch.commands)
 
@@ -322,3 +324,18 @@ def test_drivers_of_one_process_share_one_connection_to_the_bastion() -> None:
     assert not fresh.closed
     pool.release(key, fresh)
     assert fresh.closed
+
+
+def test_a_failed_upload_of_the_linux_files_is_an_error_not_a_success() -> None:
+    driver = frr_driver()
+    driver._run = lambda command, stdin=None: (2, "", "tar: /etc/frr/dpctl: Cannot open\n")
+    errors = driver._apply_linux({}, {"ip.batch": "link add name br0 type bridge\n"})
+    assert errors == ["uploading the Linux files: tar: /etc/frr/dpctl: Cannot open"]
+
+
+def test_a_bundle_file_the_driver_does_not_know_is_refused() -> None:
+    from napalm.base.exceptions import ReplaceConfigException
+
+    driver = frr_driver()
+    with pytest.raises(ReplaceConfigException, match=r"unknown file\(s\) \['../../etc/x'\]"):
+        driver.load_replace_candidate(config=bundle.pack({"frr.conf": "", "../../etc/x": "y"}))
