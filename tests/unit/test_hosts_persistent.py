@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from controller.ansible_inventory import build_inventory
+from controller.hosts import PLAYBOOKS
 from tests.unit.test_hosts import LAB_ACCESS, NIC, _bare_state, _fabric
 
 
@@ -88,6 +90,32 @@ def test_persist_writes_only_differences_and_removes_stale(tmp_path: Path) -> No
         "remove stale etc/systemd/network/60-dpctl-gpu9.netdev"
     ]
     assert (tmp_path / "etc/systemd/network/10-other.network").exists()  # not ours: kept
+
+
+def test_applier_travels_with_the_files_and_is_executable(tmp_path: Path) -> None:
+    """The role hands the module its own source; it is written as the boot unit's
+    ExecStart with the other files (mode 0755), and left alone by a run that does not
+    give it (stale removal is for our networkd files only)."""
+    source = (PLAYBOOKS / "library" / "dpctl_gpu_nic.py").read_text()
+    p = {**_server_params("dual-arp"), "applier": source}
+    want = NIC.render_persistent(p)
+    assert want[NIC.APPLIER] == source
+    assert f"persistent {NIC.APPLIER}" in NIC.persist(str(tmp_path), want, check=False)
+    applier = tmp_path / NIC.APPLIER
+    assert applier.read_text() == source and applier.stat().st_mode & 0o777 == 0o755
+    without = NIC.render_persistent({**p, "applier": ""})
+    assert NIC.APPLIER not in without
+    assert NIC.persist(str(tmp_path), without, check=False) == []
+    assert applier.exists()
+
+
+def test_role_passes_the_module_its_own_source() -> None:
+    tasks = yaml.safe_load((PLAYBOOKS / "roles" / "gpu_nic" / "tasks" / "main.yml").read_text())
+    (configure,) = [t for t in tasks if "dpctl_gpu_nic" in t]
+    assert "/library/dpctl_gpu_nic.py" in configure["dpctl_gpu_nic"]["applier"]
+    assert "rstrip=false" in configure["dpctl_gpu_nic"]["applier"]  # byte for byte
+    # no generic file/copy tasks: each costs a Python module run per server
+    assert not [t for t in tasks if {"ansible.builtin.copy", "ansible.builtin.file"} & set(t)]
 
 
 def test_broken_persistent_files_are_named() -> None:
