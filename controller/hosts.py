@@ -204,6 +204,12 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
             }
             if res.get("commands"):
                 out.commands["ports"] = list(res["commands"])
+            # what else made a host "changed": without these a restarted keep-alive or a
+            # rewritten file showed as a change with no commands at all
+            if res.get("keepalives_started"):
+                out.commands["keep-alive"] = list(res["keepalives_started"])
+            if res.get("persistent"):
+                out.commands["persistent"] = list(res["persistent"])
     return hosts
 
 

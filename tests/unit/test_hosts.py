@@ -228,6 +228,25 @@ def test_outcomes_from_runner_events() -> None:
     assert out["b"].unreachable and not out["b"].ok and out["b"].message == "down"
 
 
+def test_a_change_without_commands_says_what_changed() -> None:
+    """A restarted keep-alive or a rewritten persistent file is a change: the outcome names
+    it (it used to show as changed with no commands)."""
+    res = {
+        "changed": True,
+        "nics": {"gpu1": {"commands": [], "why": ["keep-alive ping"]}},
+        "keepalives_started": ["ping -q -i 2 -I 10.0.0.2 10.0.0.1"],
+        "persistent": ["persistent etc/dpctl/gpu-nic.json"],
+    }
+    ev = {"event": "runner_on_ok", "event_data": {"host": "a", "task_action": "dpctl_gpu_nic"}}
+    ev["event_data"]["res"] = res
+    out = _outcomes([ev], ["a"])["a"]
+    assert out.changed == 1
+    assert out.commands == {
+        "keep-alive": ["ping -q -i 2 -I 10.0.0.2 10.0.0.1"],
+        "persistent": ["persistent etc/dpctl/gpu-nic.json"],
+    }
+
+
 # -- the module's planner (idempotence logic) ------------------------------------------------
 def _params(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
     fabric = _fabric(mode)
