@@ -19,7 +19,7 @@ from controller.lab.errors import (
     LabTimeoutError,
     LabTopologyError,
 )
-from controller.lab.probe import FlowSpec, run_flows, run_probe
+from controller.lab.probe import FlowSpec, run_flows, run_probe, stop_probe
 from controller.lab.runtime import DEFAULT_PREFIX, down, status, up
 from controller.lab.session import LabSession
 from controller.lab.state import LabState, NodeState, load_state
@@ -46,5 +46,6 @@ __all__ = [
     "run_flows",
     "run_probe",
     "status",
+    "stop_probe",
     "up",
 ]

@@ -87,8 +87,9 @@ def _probe_script(
     q = shlex.quote
     source = f" --src {q(src_ip)}" if src_ip else ""
     ready, result = f"{run}/probe.{port}.ready", f"{run}/probe.{port}.json"
+    stop = stop_file(run, port)
     return f"""set -u
-rm -f {ready} {result}
+rm -f {ready} {result} {stop}
 ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
   --count {count} --timeout {bound} --ready {ready} \\
   --subflows {subflows} > {result} &
@@ -101,11 +102,22 @@ done
   echo "probe receiver did not start within 60 s" >&2; kill $rp 2>/dev/null; exit 2
 }}
 ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \\
-  --count {count} --rate {rate} --subflows {subflows}{source}
+  --count {count} --rate {rate} --subflows {subflows}{source} --stop {stop}
 wait $rp
 cat {result}
-rm -f {ready} {result}
+rm -f {ready} {result} {stop}
 """
+
+
+def stop_file(run: str, port: int) -> str:
+    return f"{run}/probe.{port}.stop"
+
+
+def stop_probe(session: LabSession, port: int) -> None:
+    """End the running ``run_probe`` flow to ``port`` early: its sender stops at once and
+    its result counts what was sent until then (for a probe sized for a worst case, such as
+    one spanning a drain and an undrain, that ends well before it)."""
+    session.root_run(f"touch {stop_file(run_dir(session.state.prefix), port)}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,11 @@
 
     probe_agent.py recv --bind IP --port P --count N --timeout S [--ready FILE]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
-                        [--sport-base B] [--sniff IF1,IF2]
+                        [--sport-base B] [--sniff IF1,IF2] [--stop FILE]
 
-Both ends are bounded in packet count and wall time and stop by themselves.
+Both ends are bounded in packet count and wall time and stop by themselves; with ``--stop``
+the sender also stops early once FILE exists (the run being measured is over) and tells the
+receiver how many it sent.
 With ``--subflows K`` the sender spreads its packets round-robin over K sockets with
 consecutive source ports (from 40000), so a bond or ECMP hashing on layer 3+4 spreads the
 sub-flows over its members: with two planes, some sub-flows take each plane.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import select
 import socket
 import struct
@@ -101,14 +104,20 @@ def send(
     subflows: int = 1,
     base: int = SOURCE_PORT_BASE,
     sniff: list[str] | None = None,
+    stop: str = "",
 ) -> dict[str, dict[str, dict[str, int]]]:
-    """Packet ``seq`` leaves from sub-flow ``seq % subflows``; the rate is the total rate."""
+    """Packet ``seq`` leaves from sub-flow ``seq % subflows``; the rate is the total rate.
+    Once ``stop`` names an existing file (looked for every 16 packets), no more are sent."""
     sniffers = _sniffers(sniff or [])
     egress: dict[str, dict[str, int]] = {}
     socks = _sockets(src, subflows, base)
     interval = 1.0 / rate
     start = time.monotonic()
+    sent = count
     for seq in range(count):
+        if stop and seq % 16 == 0 and os.path.exists(stop):
+            sent = seq
+            break
         delay = start + seq * interval - time.monotonic()
         if delay > 0:
             time.sleep(delay)
@@ -121,7 +130,7 @@ def send(
     for _ in range(5):
         for sock in socks:
             with contextlib.suppress(OSError):
-                sock.sendto(_DATA.pack(_END, count, count), (dst, port))
+                sock.sendto(_DATA.pack(_END, sent, sent), (dst, port))
         time.sleep(0.02)
     return {"egress": egress}
 
@@ -227,10 +236,13 @@ def main() -> None:
     ap.add_argument("--subflows", type=int, default=1)
     ap.add_argument("--sport-base", type=int, default=SOURCE_PORT_BASE)
     ap.add_argument("--sniff", default="", help="interfaces to count egress on (comma list)")
+    ap.add_argument("--stop", default="", help="stop sending once this file exists")
     a = ap.parse_args()
     if a.mode == "send":
         sniff = [i for i in a.sniff.split(",") if i]
-        egress = send(a.dst, a.port, a.count, a.rate, a.src, a.subflows, a.sport_base, sniff)
+        egress = send(
+            a.dst, a.port, a.count, a.rate, a.src, a.subflows, a.sport_base, sniff, a.stop
+        )
         if sniff:
             print(json.dumps(egress))
     else:

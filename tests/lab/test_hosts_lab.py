@@ -1,84 +1,35 @@
-"""GPU servers configured by Ansible in the embedded lab, per dual-leaf mode, one lab each:
-lab up with bare servers -> deploy the switches -> hosts configure -> hosts verify -> fabric
-verify -> traffic on every rail -> idempotence, check mode, an unreachable server -> down.
+"""GPU servers configured by Ansible in the embedded lab, per dual-leaf mode, on the lab the
+fabric module (`test_fabric_lab.py`) deployed (`tests/lab/conftest.py`): servers wiped bare
+-> deploy the switches -> hosts configure -> hosts verify -> fabric verify -> traffic on every
+rail -> idempotence, check mode, an unreachable server, a reboot -> lab down.
 
-Tests run in file order and share the module's lab; the lab comes down even after a failure.
+Tests run in file order; the last one takes the lab down (it comes down even after a failure).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controller.connection import Access, lab_access
 from controller.deploy import deploy
-from controller.facts import Fabric
-from controller.generator import build_fabric
 from controller.hosts import HostsResult, run_hosts
-from controller.intent import load_intent
-from controller.lab import LabSession, down, kernel, run_probe
-from controller.labfabric import bring_up, lab_dir
+from controller.lab import down, run_probe
 from controller.verify import verify
-from tests.conftest import INVENTORY, run_cli
+from tests.conftest import run_cli
+from tests.lab.conftest import PREFIX, Lab, leftovers
 
-PREFIX = "dph-"
 pytestmark = pytest.mark.lab
 TIMES: dict[str, float] = {}
 
 
-@dataclass
-class Lab:
-    mode: str
-    intent: Path
-    fabric: Fabric
-    state_dir: Path
-    access: Access
-
-    def session(self) -> LabSession:
-        return LabSession.open(self.state_dir)
-
-
-def _require() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    if not kernel.host_is_capable(PREFIX) and kernel.guest_kernel() is None:
-        pytest.skip("no kernel with bonding/VLAN/VRF: run .ci/setup (controller/lab/setup.sh)")
-    if importlib.util.find_spec("ansible") is None:
-        pytest.skip("ansible-core is not installed")
-
-
-@pytest.fixture(scope="module", params=["dual-arp", "evpn-mh"])
-def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    _require()
-    mode = request.param
-    root = tmp_path_factory.mktemp(f"hosts-{mode}")
-    os.environ["DPCTL_LAB_DIR"] = str(root / "labs")
-    os.environ["DPCTL_STATE_DIR"] = str(root / "state")
-    os.environ["DPCTL_LAB_PREFIX"] = PREFIX
-    intent = INVENTORY / f"lab-{mode}.yaml"
-    fabric = build_fabric(load_intent(intent))
-    state_dir = lab_dir(fabric.intent.name)
-    try:
-        start = time.monotonic()
-        bring_up(fabric, state_dir, prefix=PREFIX, bare_servers=True)
-        TIMES[f"{mode} lab up"] = time.monotonic() - start
-        access = lab_access(state_dir)
-        assert access is not None
-        yield Lab(mode, intent, fabric, state_dir, access)
-    finally:
-        down(state_dir, prefix=PREFIX)
-        for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):
-            os.environ.pop(key, None)
-        print(f"\nhosts lab timings: {json.dumps({k: round(v, 1) for k, v in TIMES.items()})}")
+requires_ansible = pytest.mark.skipif(
+    importlib.util.find_spec("ansible") is None, reason="ansible-core is not installed"
+)
 
 
 def _timed(key: str, result: HostsResult) -> HostsResult:
@@ -98,7 +49,12 @@ def server_state(lab: Lab) -> dict[str, str]:
         return {srv.name: s.check(srv.name, cmd) for srv in lab.fabric.servers}
 
 
+@requires_ansible
 def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
+    for server in lab.fabric.servers:  # as a freshly imaged server: nothing of ours on it
+        _wipe_runtime(lab, server.name)
+        with lab.session() as s:
+            assert s.root_run(f"test -e {_config_root(server.name)}")[0] != 0
     before = server_state(lab)
     assert all("gpu1" not in state for state in before.values())  # truly bare
     start = time.monotonic()
@@ -138,6 +94,7 @@ def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
     assert cli.exit_code == 0 and json.loads(cli.stdout)["ok"], cli.stdout
 
 
+@requires_ansible
 def test_traffic_between_servers_on_every_rail(lab: Lab) -> None:
     a, b = lab.fabric.servers[0], lab.fabric.servers[1]
     with lab.session() as s:
@@ -148,6 +105,7 @@ def test_traffic_between_servers_on_every_rail(lab: Lab) -> None:
             assert back["received"] >= 98, (nic_a.rail, back)
 
 
+@requires_ansible
 def test_second_configure_changes_nothing(lab: Lab) -> None:
     before = server_state(lab)
     result = _timed(f"{lab.mode} hosts configure (converged)", run_hosts(lab.fabric, "configure"))
@@ -155,6 +113,7 @@ def test_second_configure_changes_nothing(lab: Lab) -> None:
     assert server_state(lab) == before
 
 
+@requires_ansible
 def test_check_mode_changes_nothing(lab: Lab) -> None:
     victim = lab.fabric.servers[0]
     nic = victim.nics[0]
@@ -180,6 +139,7 @@ def test_check_mode_changes_nothing(lab: Lab) -> None:
     assert run_hosts(lab.fabric, "configure", check=True).changed == 0
 
 
+@requires_ansible
 def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     victim, other = lab.fabric.servers[1], lab.fabric.servers[0]
     namespace = f"{PREFIX}{victim.name}"
@@ -196,6 +156,11 @@ def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     assert body["failed"] == []
     assert body["hosts"][other.name]["ok"] and body["hosts"][other.name]["changed"] == 1
     assert run_hosts(lab.fabric, "configure").changed == 0
+
+
+def _config_root(server: str) -> str:
+    """Where the lab gives a server its persistent configuration (its own '/')."""
+    return f"/run/{PREFIX}lab/servers/{server}"
 
 
 def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
@@ -215,19 +180,20 @@ def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
             cmds += [f"ip addr flush dev {port}", f"ip link set {port} down mtu 1500"]
     with lab.session() as s:
         rc, pids, err = s.root_run(pings)
-        assert rc == 0 and pids.split(), (pids, err)  # the keep-alives configure started
+        assert rc == 0 and pids.split(), (pids, err)  # the keep-alives it was started with
         s.root_run(f"kill {' '.join(pids.split())}")
         s.check(server, "; ".join(cmds))
         left = s.root_run(pings)[1]
         return s.check(server, "ip -o link show; ip -4 -o addr show; ip rule show"), left
 
 
+@requires_ansible
 def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None:
     """Reboot-equivalent: runtime network state wiped, the boot-time applier alone (reading
     the systemd-networkd files and extras that configure wrote) brings it back; `dpctl hosts
     verify` passes and a configure would change nothing."""
     victim = lab.fabric.servers[0].name
-    root = f"/run/{PREFIX}lab/servers/{victim}"
+    root = _config_root(victim)
     with lab.session() as s:
         files = s.check(victim, f"ls {root}/etc/systemd/network {root}/etc/dpctl")
     assert "60-dpctl-gpu1.netdev" in files and "gpu-nic.json" in files
@@ -255,8 +221,9 @@ def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None
 
 
 def test_lab_down_leaves_nothing(lab: Lab) -> None:
-    down(lab.state_dir, prefix=PREFIX)
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert not [line for line in netns.splitlines() if line.startswith(PREFIX)]
-    qemu = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
-    assert str(lab.state_dir) not in qemu
+    """The last test of a mode: the lab goes, before any other lab test builds its own."""
+    result = run_cli("lab", "down", "-f", str(lab.intent), "--json")
+    print(f"\nhosts lab timings: {json.dumps({k: round(v, 1) for k, v in TIMES.items()})}")
+    assert result.exit_code == 0
+    assert leftovers() == {"namespaces": [], "qemu": [], "mounts": []}
+    down(lab.state_dir, prefix=PREFIX)  # and again: nothing to do, no error

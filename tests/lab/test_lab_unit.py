@@ -162,6 +162,26 @@ def test_probe_agent_subflows_from_a_bound_source() -> None:
     assert 0 < result["max_gap_ms"] < 1000
 
 
+def test_probe_agent_stops_early_on_the_stop_file(tmp_path: Path) -> None:
+    """A probe sized for 20 s (1,000 at 50 pps) ends within a second of its stop file and
+    reports what it sent until then, nothing lost; without the file it would go on."""
+    stop = tmp_path / "probe.stop"
+    result: dict[str, float] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(probe_agent.recv("127.0.0.1", 45874, 1000, 30.0, None, 2))
+    )
+    thread.start()
+    time.sleep(0.3)
+    threading.Timer(1.0, stop.touch).start()
+    began = time.monotonic()
+    probe_agent.send("127.0.0.1", 45874, 1000, 50.0, subflows=2, stop=str(stop))
+    took = time.monotonic() - began
+    thread.join(15)
+    assert took < 3.0, took
+    assert 30 <= result["sent"] < 150, result
+    assert result["received"] == result["sent"] and result["lost"] == 0
+
+
 def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
     """Sub-flow 1 of 4 (seq 41, 45, 49) is lost while it is silent for 0.3 s: 3 lost, one
     sub-flow hit, and the gap is that silence."""

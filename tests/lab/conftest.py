@@ -1,0 +1,86 @@
+"""One embedded lab per dual-leaf mode, shared by the fabric and the hosts lab modules.
+
+Building a lab and deploying both planes costs about four minutes per mode in the emulated
+guest; the two modules used to pay it twice. pytest runs every test of one mode (the fabric
+sequence, then the hosts sequence, in file order) before the next mode's lab comes up.
+
+The lab comes up with provisioned servers (as `dpctl lab up` does); the hosts sequence
+first wipes the servers' runtime state to start from bare ones, and its last test takes the
+lab down, so that no other lab test (test_lab_integration builds its own guest) runs beside
+this one. The fixture's finaliser takes it down again, whatever failed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from controller.connection import Access, lab_access
+from controller.facts import Fabric
+from controller.generator import build_fabric
+from controller.intent import load_intent
+from controller.lab import LabSession, down, kernel
+from controller.labfabric import bring_up, lab_dir
+from tests.conftest import INVENTORY
+
+PREFIX = "dpi-"  # namespaces, bridges and the guest process of these modules
+
+
+@dataclass
+class Lab:
+    mode: str
+    intent: Path
+    fabric: Fabric
+    state_dir: Path
+    access: Access
+
+    def session(self) -> LabSession:
+        return LabSession.open(self.state_dir)
+
+
+def require_lab() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    if not kernel.host_is_capable(PREFIX) and kernel.guest_kernel() is None:
+        pytest.skip("no kernel with bonding/VLAN/VRF: run .ci/setup (controller/lab/setup.sh)")
+
+
+def leftovers() -> dict[str, list[str]]:
+    """Namespaces, guest processes and mounts of this prefix still there."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    qemu = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
+    mounts = Path("/proc/mounts").read_text()
+    return {
+        "namespaces": [line.split()[0] for line in netns.splitlines() if line.startswith(PREFIX)],
+        "qemu": [
+            line for line in qemu.splitlines() if PREFIX.rstrip("-") in line or ".lab" in line
+        ],
+        "mounts": [line for line in mounts.splitlines() if PREFIX in line],
+    }
+
+
+@pytest.fixture(scope="session", params=["dual-arp", "evpn-mh"])
+def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    require_lab()
+    mode = request.param
+    root = tmp_path_factory.mktemp(f"lab-{mode}")
+    os.environ["DPCTL_LAB_DIR"] = str(root / "labs")
+    os.environ["DPCTL_STATE_DIR"] = str(root / "state")
+    os.environ["DPCTL_LAB_PREFIX"] = PREFIX
+    intent = INVENTORY / f"lab-{mode}.yaml"
+    fabric = build_fabric(load_intent(intent))
+    state_dir = lab_dir(fabric.intent.name)
+    try:
+        bring_up(fabric, state_dir, prefix=PREFIX)
+        access = lab_access(state_dir)
+        assert access is not None
+        yield Lab(mode, intent, fabric, state_dir, access)
+    finally:
+        down(state_dir, prefix=PREFIX)
+        for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):
+            os.environ.pop(key, None)
