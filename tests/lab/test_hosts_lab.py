@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from controller.deploy import deploy
-from controller.hosts import HostsResult, run_hosts
+from controller.hosts import HostsResult, config_root, run_hosts
 from controller.lab import down, run_probe
 from controller.verify import verify
 from tests.conftest import run_cli
@@ -54,7 +54,7 @@ def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
     for server in lab.fabric.servers:  # as a freshly imaged server: nothing of ours on it
         _wipe_runtime(lab, server.name)
         with lab.session() as s:
-            assert s.root_run(f"test -e {_config_root(server.name)}")[0] != 0
+            assert s.root_run(f"test -e {_config_root(lab, server.name)}")[0] != 0
     before = server_state(lab)
     assert all("gpu1" not in state for state in before.values())  # truly bare
     start = time.monotonic()
@@ -158,9 +158,9 @@ def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     assert run_hosts(lab.fabric, "configure").changed == 0
 
 
-def _config_root(server: str) -> str:
-    """Where the lab gives a server its persistent configuration (its own '/')."""
-    return f"/run/{PREFIX}lab/servers/{server}"
+def _config_root(lab: Lab, server: str) -> str:
+    """Where configure puts a lab server's persistent configuration (its own '/')."""
+    return config_root(lab.fabric, lab.state_dir).replace("{{ inventory_hostname }}", server)
 
 
 def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
@@ -193,7 +193,7 @@ def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None
     the systemd-networkd files and extras that configure wrote) brings it back; `dpctl hosts
     verify` passes and a configure would change nothing."""
     victim = lab.fabric.servers[0].name
-    root = _config_root(victim)
+    root = _config_root(lab, victim)
     with lab.session() as s:
         files = s.check(victim, f"ls {root}/etc/systemd/network {root}/etc/dpctl")
     assert "60-dpctl-gpu1.netdev" in files and "gpu-nic.json" in files
