@@ -1,12 +1,14 @@
 """Repeat the host-side sequence on a fresh lab N times per dual-leaf mode (a script, not a test):
-lab up (bare servers) -> deploy plane 1 -> deploy plane 2 -> hosts configure -> hosts verify
--> hosts configure again. Between configure and verify, a diagnostic verify with no
+lab up (bare servers, or with --servers provisioned the servers the lab's own script sets
+up, as a plain `dpctl lab up` does) -> deploy plane 1 -> deploy plane 2 -> hosts configure
+-> hosts verify -> hosts configure again. Between configure and verify, a diagnostic verify with no
 convergence wait (settle_s 0, the behaviour before the fix) records what fails right after a
 configure. A run passes when every step is ok and the second configure changes
 nothing. Prints one JSON line per run (timings, failed checks, what the second configure
 changed) and a summary per mode.
 
 sudo python3 tests/bench/bench_hosts_repeat.py [--runs 5] [--mode dual-arp --mode evpn-mh]
+    [--servers bare|provisioned]
 Wrap it in the team's lab slot (/work/team/labrun).
 """
 
@@ -44,13 +46,17 @@ def _changes(result: HostsResult) -> dict[str, Any]:
     return {name: h.commands for name, h in result.hosts.items() if h.changed}
 
 
-def one_run(fabric: Fabric, prefix: str) -> dict[str, Any]:
+def one_run(fabric: Fabric, prefix: str, bare: bool = True) -> dict[str, Any]:
     state_dir = lab_dir(fabric.intent.name)
-    row: dict[str, Any] = {"mode": fabric.intent.dual_leaf_mode, "seconds": {}}
+    row: dict[str, Any] = {
+        "mode": fabric.intent.dual_leaf_mode,
+        "servers": "bare" if bare else "provisioned",
+        "seconds": {},
+    }
     secs: dict[str, float] = row["seconds"]
     t = time.monotonic()
     try:
-        bring_up(fabric, state_dir, prefix=prefix, bare_servers=True)
+        bring_up(fabric, state_dir, prefix=prefix, bare_servers=bare)
         secs["lab up"] = time.monotonic() - t
         access = lab_access(state_dir)
         assert access is not None
@@ -98,6 +104,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5, help="runs per mode")
     ap.add_argument("--mode", action="append", choices=("dual-arp", "evpn-mh"))
+    ap.add_argument(
+        "--servers",
+        choices=("bare", "provisioned"),
+        default="bare",
+        help="bare servers, or set up by the lab's own script as `dpctl lab up` does",
+    )
     ap.add_argument("--prefix", default=os.environ.get("DPCTL_LAB_PREFIX", "dpb-"))
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="dpctl-hosts-repeat-"))
@@ -109,7 +121,7 @@ def main() -> None:
         fabric = build_fabric(load_intent(INVENTORY / f"lab-{mode}.yaml"))
         passed = 0
         for i in range(1, a.runs + 1):
-            row = one_run(fabric, a.prefix)
+            row = one_run(fabric, a.prefix, bare=a.servers == "bare")
             row["run"] = i
             passed += bool(row.get("ok"))
             print(json.dumps(row, sort_keys=True), flush=True)
