@@ -11,7 +11,8 @@ Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
 Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
-Probes cover each event: 35 s at 100 packets/s (200 s for drain + undrain).
+Probes cover each event: 35 s at 100 packets/s. A drain + undrain's probes are sized for
+600 s and end 10 s after the undrain returns (its length varies with the guest's load).
 """
 
 from __future__ import annotations
@@ -39,13 +40,15 @@ from controller.drain import drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import intent_from_data  # noqa: E402
-from controller.lab import LabSession, down, run_probe  # noqa: E402
+from controller.lab import LabSession, down, run_probe, stop_probe  # noqa: E402
 from controller.labfabric import bring_up, lab_dir  # noqa: E402
 from controller.verify import verify  # noqa: E402
 
 PREFIX = "dpm-"
 RATE = 100.0  # packets/s per flow, over all its sub-flows
 SUBFLOWS = 4
+DRAIN_PROBE_S = 600  # upper bound of a drain + undrain; the probes end TAIL_S after it
+TAIL_S = 10
 LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
 
 
@@ -159,10 +162,16 @@ def wait_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> bool
 
 
 def measure(
-    fabric: Fabric, state_dir: Path, action: Callable[[], None], seconds: int, first_port: int
+    fabric: Fabric,
+    state_dir: Path,
+    action: Callable[[], None],
+    seconds: int,
+    first_port: int,
+    stop_early: bool = False,
 ) -> dict[str, Any]:
     """Probe every flow while ``action`` runs. A probe that fails is reported as such (its
-    error in the row), never dropped."""
+    error in the row), never dropped. With ``stop_early`` the probes are an upper bound and
+    end TAIL_S after the action returns (their rows count what was sent until then)."""
     results: dict[str, Any] = {}
 
     def probe(index: int, name: str, src: str, dst: str, ip: str, src_ip: str) -> None:
@@ -191,10 +200,17 @@ def measure(
         t.start()
     time.sleep(5)
     started = time.monotonic()
-    action()
-    took = time.monotonic() - started
-    for t in threads:
-        t.join(timeout=seconds + 120)
+    try:
+        action()
+    finally:
+        took = time.monotonic() - started
+        if stop_early:
+            time.sleep(TAIL_S)  # what the event's last step still moves shows in the flows
+            with LabSession.open(state_dir) as session:
+                for index in range(len(threads)):
+                    stop_probe(session, first_port + index)
+        for t in threads:
+            t.join(timeout=seconds + 120)
     return {"event_seconds": round(took, 1), "flows": results}
 
 
@@ -224,9 +240,12 @@ def run_variant(
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
                 if not selected(event, quick, words or []):
                     continue
-                seconds = 200 if event.startswith("drain") else 35
+                drain_event = event.startswith("drain")
+                seconds = DRAIN_PROBE_S if drain_event else 35
                 # each event its own ports: a late receiver of the last one cannot collide
-                result = measure(fabric, state_dir, action, seconds, 5400 + 10 * number)
+                result = measure(
+                    fabric, state_dir, action, seconds, 5400 + 10 * number, drain_event
+                )
                 healthy = wait_healthy(fabric, access)
                 measured = time.strftime("%Y-%m-%d", time.gmtime())
                 for flow, probe in result["flows"].items():
