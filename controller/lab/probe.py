@@ -92,7 +92,7 @@ def _probe_script(
 rm -f {ready} {result} {stop}
 ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
   --count {count} --timeout {bound} --ready {ready} \\
-  --subflows {subflows} > {result} &
+  --subflows {subflows} --rate {rate} > {result} &
 rp=$!
 i=0
 while [ ! -e {ready} ] && [ $i -lt 1200 ] && kill -0 $rp 2>/dev/null; do
@@ -165,7 +165,7 @@ def run_flows(
             f"rm -f {ready} {result} {result}.tx",
             f"ip netns exec {q(nodes[f.dst].namespace)} python3 {agent} recv --bind {q(f.dst_ip)}"
             f" --port {f.port} --count {count} --timeout {bound} --ready {ready}"
-            f' --subflows {subflows} > {result} & pids="$pids $!"',
+            f' --subflows {subflows} --rate {rate_pps} > {result} & pids="$pids $!"',
         ]
     for f in flows:
         lines.append(

@@ -2,6 +2,7 @@
 """Fixed-rate, sequence-numbered UDP flow (stdlib only; runs inside lab namespaces).
 
     probe_agent.py recv --bind IP --port P --count N --timeout S [--ready FILE]
+                        [--subflows K] [--rate PPS]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
                         [--sport-base B] [--sniff IF1,IF2] [--stop FILE]
 
@@ -12,11 +13,13 @@ With ``--subflows K`` the sender spreads its packets round-robin over K sockets 
 consecutive source ports (from 40000), so a bond or ECMP hashing on layer 3+4 spreads the
 sub-flows over its members: with two planes, some sub-flows take each plane.
 The receiver prints one JSON object: sent, received, lost, max_gap_ms (longest silence of
-any one sub-flow), duplicates, reordered (packets that arrived after a later packet of
-their sub-flow), subflows, subflows_hit (sub-flows that lost a packet) and ``per_subflow``
-(the same counts for each sub-flow). With ``--sniff`` (root: packet sockets) the sender
-prints which of the named interfaces (a bond's members) each sub-flow left through:
-``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
+any one sub-flow; given the sender's ``--rate``, a run of lost packets counts as silence
+too, also at a flow's start or end or for a sub-flow that received nothing), duplicates,
+reordered (packets that arrived after a later packet of their sub-flow), subflows,
+subflows_hit (sub-flows that lost a packet) and ``per_subflow`` (the same counts for each
+sub-flow, with ``lost_run``: its most consecutive packets lost). With ``--sniff`` (root:
+packet sockets) the sender prints which of the named interfaces (a bond's members) each
+sub-flow left through: ``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
 """
 
 from __future__ import annotations
@@ -142,7 +145,13 @@ def _merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> 
 
 
 def recv(
-    bind: str, port: int, count: int, timeout: float, ready: str | None, subflows: int = 1
+    bind: str,
+    port: int,
+    count: int,
+    timeout: float,
+    ready: str | None,
+    subflows: int = 1,
+    rate: float | None = None,
 ) -> dict[str, object]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((bind, port))
@@ -183,7 +192,18 @@ def recv(
         seen.add(seq)
         if len(seen) >= count:
             break
-    return summarise(sent, seen, subflows, gap, flow_dups, flow_late)
+    interval = subflows / rate if rate else None
+    return summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval)
+
+
+def longest_lost_run(seen: set[int], flow: int, sent: int, subflows: int) -> int:
+    """Most consecutive packets of one sub-flow that never arrived, counting a run at its
+    start or end and a sub-flow that received nothing (then: all its packets)."""
+    run = longest = 0
+    for seq in range(flow, sent, subflows):
+        run = 0 if seq in seen else run + 1
+        longest = max(longest, run)
+    return longest
 
 
 def summarise(
@@ -193,16 +213,25 @@ def summarise(
     gap: list[float],
     flow_dups: list[int],
     flow_late: list[int],
+    interval: float | None = None,
 ) -> dict[str, object]:
+    """Per sub-flow and in all. A sub-flow's longest silence is the longest time between two
+    of its arrivals, and, with the sender's packet ``interval`` (sub-flows / rate), at least
+    (its longest run of lost packets + 1) x interval: a silence at the start or the end of a
+    flow, or a sub-flow that received nothing, has no two arrivals around it."""
     per_subflow = []
     for flow in range(subflows):
         expected = len(range(flow, sent, subflows))
         got = sum(1 for s in seen if s % subflows == flow and s < sent)
+        run = longest_lost_run(seen, flow, sent, subflows)
+        if interval and run:
+            gap[flow] = max(gap[flow], (run + 1) * interval)
         per_subflow.append(
             {
                 "sent": expected,
                 "received": got,
                 "lost": max(0, expected - got),
+                "lost_run": run,
                 "duplicates": flow_dups[flow],
                 "reordered": flow_late[flow],
                 "max_gap_ms": round(gap[flow] * 1000.0, 1),
@@ -246,7 +275,8 @@ def main() -> None:
         if sniff:
             print(json.dumps(egress))
     else:
-        print(json.dumps(recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows)))
+        result = recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate)
+        print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -110,12 +110,12 @@ def test_ansible_results_are_read_from_the_job_events() -> None:
 
 
 def _recv_in_thread(
-    port: int, count: int, subflows: int
+    port: int, count: int, subflows: int, rate: float | None = None
 ) -> tuple[threading.Thread, dict[str, Any]]:
     result: dict[str, Any] = {}
     thread = threading.Thread(
         target=lambda: result.update(
-            probe_agent.recv("127.0.0.1", port, count, 10.0, None, subflows)
+            probe_agent.recv("127.0.0.1", port, count, 10.0, None, subflows, rate)
         )
     )
     thread.start()
@@ -147,3 +147,32 @@ def test_agent_counts_the_interface_each_subflow_leaves_through() -> None:
     thread.join(15)
     assert result["received"] == 40
     assert sent["egress"] == {str(i): {"lo": 10} for i in range(4)}
+
+
+def test_agent_counts_a_silent_subflow_and_a_silent_end_as_gaps() -> None:
+    """Silence with no arrival after it (a dead sub-flow, a flow cut off near its end) was
+    missing from max_gap_ms: a probe reported 814 ms while two of its four sub-flows
+    received nothing for 35 s. Given the rate, a run of lost packets is silence too."""
+    thread, result = _recv_in_thread(45883, 400, 4, rate=100.0)  # 40 ms per sub-flow packet
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(400):
+        dead = seq % 4 == 1 or (seq % 4 == 2 and seq >= 300)  # sub-flow 1 dead, 2 cut at 300
+        if not dead:
+            sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 400), ("127.0.0.1", 45883))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 400, 400), ("127.0.0.1", 45883))
+    sock.close()
+    thread.join(15)
+    per = result["per_subflow"]
+    assert [f["lost_run"] for f in per] == [0, 100, 25, 0]
+    assert per[1]["max_gap_ms"] == pytest.approx(101 * 40.0)  # all 100 lost: 4 s of silence
+    assert per[2]["max_gap_ms"] == pytest.approx(26 * 40.0)
+    assert result["max_gap_ms"] == pytest.approx(4040.0) and result["subflows_hit"] == 2
+    # without the rate, only silences between two arrivals count (the old, blind measure)
+    thread, blind = _recv_in_thread(45884, 8, 4)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in (0, 2, 3, 4, 6, 7):
+        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8), ("127.0.0.1", 45884))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8), ("127.0.0.1", 45884))
+    sock.close()
+    thread.join(15)
+    assert blind["per_subflow"][1]["lost_run"] == 2 and blind["lost"] == 2
