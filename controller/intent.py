@@ -228,9 +228,7 @@ class FabricIntent(_Strict):
     planes: tuple[Plane, Plane] = (Plane(id=1), Plane(id=2))
     dual_leaf_mode: DualLeafMode
     cross_plane_protection: bool = Field(
-        default=False,
-        description="Backup path between the two leaves of a pair (AUX link); when not "
-        "given: on for dual-arp, off for evpn-mh",
+        default=False, description="Backup path between the two leaves of a pair (AUX link)"
     )
     addressing: Addressing
     asn: AsnScheme = AsnScheme()
@@ -261,16 +259,6 @@ class FabricIntent(_Strict):
         if sorted(p.id for p in planes) != [1, 2]:
             raise ValueError("a dual-plane fabric has exactly planes 1 and 2")
         return planes
-
-    @model_validator(mode="before")
-    @classmethod
-    def _protection_default(cls, data: Any) -> Any:
-        """Dual-ARP fabrics are protected unless the intent says otherwise: without the AUX
-        backup a leaf failure or drain black-holes the plane's half of every flow into that
-        leaf's servers for the whole outage (README, failure matrix)."""
-        if isinstance(data, dict) and "cross_plane_protection" not in data:
-            return {**data, "cross_plane_protection": data.get("dual_leaf_mode") == "dual-arp"}
-        return data
 
     @model_validator(mode="after")
     def _gpu_count(self) -> FabricIntent:

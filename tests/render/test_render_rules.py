@@ -103,7 +103,7 @@ def test_dual_arp_leaf_pair_shares_anycast_gateway() -> None:
     assert [(r.gateway_prefix, r.gateway_mac) for r in a.rails] == [
         (r.gateway_prefix, r.gateway_mac) for r in b.rails
     ]
-    assert a.aux is not None and not a.segments  # protection's AUX link (default), no ES
+    assert a.aux is None and not a.segments  # no leaf-to-leaf link, no ES in dual-ARP mode
     files = render_fabric(fabric, device="p1-g1-leaf2")["p1-g1-leaf2"]
     assert "net.ipv4.conf.vlan1002.proxy_arp = 1" in files["sysctl.conf"]
     assert "address replace 10.100.0.9/29 dev vlan1002" in files["ip.batch"]

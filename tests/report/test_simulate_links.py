@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from controller.generator import build_fabric
 from controller.intent import load_intent
@@ -17,14 +16,6 @@ from tests.report.svgcheck import NS, groups, svg_problems
 
 LAB = INVENTORY / "lab-dual-arp.yaml"
 SEED = INVENTORY / "examples/seed-2048-cx864e-dual-arp.yaml"
-
-
-def unprotected(tmp_path: Path) -> Path:
-    """The lab fabric without cross-plane protection (dual-ARP's default is on)."""
-    data = yaml.safe_load(LAB.read_text())
-    path = tmp_path / "lab-unprotected.yaml"
-    path.write_text(yaml.safe_dump({**data, "cross_plane_protection": False}))
-    return path
 
 
 def simulate_links(tmp_path: Path, fabric: Path, *args: str) -> tuple[dict[str, Any], Path]:
@@ -44,27 +35,21 @@ def report_svg(tmp_path: Path, fabric: Path, links: Path) -> ET.Element:
 
 
 def test_links_file_has_every_cable_in_the_fabrics_orientation(tmp_path: Path) -> None:
-    for intent, peak in ((unprotected(tmp_path), 2.0), (LAB, None)):
-        doc, _ = simulate_links(tmp_path, intent, "--fail", "p1-g1-leaf1:swp1")
-        fabric = build_fabric(load_intent(intent))
-        got = [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in doc["links"]]
-        assert got == [(lk.a_device, lk.a_port, lk.z_device, lk.z_port) for lk in fabric.links]
-        assert all(r["load"] == max(r["load_az"], r["load_za"]) for r in doc["links"])
-        assert doc["directed_links"] == 2 * len(fabric.links)
-        assert max(r["load"] for r in doc["links"]) == doc["max_link_load"]
-        if peak is not None:
-            assert doc["max_link_load"] == peak
-    # protected (the default): the flows that lost their plane-1 port cross the 10G AUX link
-    aux = [r for r in doc["links"] if r["a_port"].startswith("aux")]
-    assert aux and max(r["load"] for r in aux) == doc["max_link_load"] > 2.0
+    doc, _ = simulate_links(tmp_path, LAB, "--fail", "p1-g1-leaf1:swp1")
+    fabric = build_fabric(load_intent(LAB))
+    assert [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in doc["links"]] == [
+        (lk.a_device, lk.a_port, lk.z_device, lk.z_port) for lk in fabric.links
+    ]
+    assert all(r["load"] == max(r["load_az"], r["load_za"]) for r in doc["links"])
+    assert doc["directed_links"] == 2 * len(fabric.links)
+    assert max(r["load"] for r in doc["links"]) == doc["max_link_load"] == 2.0
 
 
 def test_report_marks_the_most_loaded_bundle_of_a_lab_run(tmp_path: Path) -> None:
     # srv0001's plane-1 port of rail 1 fails: its QPs move to plane 2, so its plane-2 cable
     # sends and srv0002's plane-2 cable of that rail receives twice the line rate
-    lab = unprotected(tmp_path)
-    doc, links = simulate_links(tmp_path, lab, "--fail", "p1-g1-leaf1:swp1")
-    root = report_svg(tmp_path, lab, links)
+    doc, links = simulate_links(tmp_path, LAB, "--fail", "p1-g1-leaf1:swp1")
+    root = report_svg(tmp_path, LAB, links)
     peaks = [g.get("data-id") for g in groups(root, "peak")]
     assert peaks == ["host:p2-g1-leaf1:srv0001", "host:p2-g1-leaf1:srv0002"]
     assert root.get("data-max-load") == "2.00"

@@ -104,8 +104,7 @@ def check_invariants(fabric: Fabric) -> None:
         == sizing.servers * sizing.gpus_per_server
     )
     aux = [lk for lk in fabric.links if lk.kind == "aux"]
-    paired = fabric.intent.dual_leaf_mode == "evpn-mh" or fabric.intent.cross_plane_protection
-    assert len(aux) == (sizing.leaves // 2 if paired else 0)
+    assert len(aux) == (sizing.leaves // 2 if fabric.intent.dual_leaf_mode == "evpn-mh" else 0)
     # Addresses unique.
     ips = [n.ip for s in fabric.servers for n in s.nics]
     assert len(ips) == len(set(ips))

@@ -32,9 +32,7 @@ SEED = INVENTORY / "examples" / "seed-2048-cx864e-dual-arp.yaml"
 
 @pytest.fixture(scope="module")
 def fabric() -> Fabric:
-    """The seed fabric without cross-plane protection (dual-ARP's default is on)."""
-    intent = load_intent(SEED)
-    return build_fabric(intent.model_copy(update={"cross_plane_protection": False}))
+    return build_fabric(load_intent(SEED))
 
 
 @pytest.fixture(scope="module")

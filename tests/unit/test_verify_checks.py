@@ -90,8 +90,7 @@ def healthy(fabric: Fabric, name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def lab() -> Fabric:
-    """The dual-ARP lab as its FRR state was recorded: without cross-plane protection."""
-    return fabric_of("dual-arp", cross_plane_protection=False)
+    return fabric_of("dual-arp")
 
 
 def test_bgp_session_down_fails(lab: Fabric) -> None:
