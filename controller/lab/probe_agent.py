@@ -224,8 +224,7 @@ def summarise(
         expected = len(range(flow, sent, subflows))
         got = sum(1 for s in seen if s % subflows == flow and s < sent)
         run = longest_lost_run(seen, flow, sent, subflows)
-        if interval and run:
-            gap[flow] = max(gap[flow], (run + 1) * interval)
+        silence = max(gap[flow], (run + 1) * interval if interval and run else 0.0)
         per_subflow.append(
             {
                 "sent": expected,
@@ -234,7 +233,7 @@ def summarise(
                 "lost_run": run,
                 "duplicates": flow_dups[flow],
                 "reordered": flow_late[flow],
-                "max_gap_ms": round(gap[flow] * 1000.0, 1),
+                "max_gap_ms": round(silence * 1000.0, 1),
             }
         )
     received = len(seen)
@@ -242,7 +241,7 @@ def summarise(
         "sent": sent,
         "received": received,
         "lost": max(0, sent - received),
-        "max_gap_ms": round(max(gap, default=0.0) * 1000.0, 1),
+        "max_gap_ms": max((float(f["max_gap_ms"]) for f in per_subflow), default=0.0),
         "duplicates": sum(flow_dups),
         "reordered": sum(flow_late),
         "subflows": subflows,
