@@ -102,7 +102,19 @@ class TrafficReport:
 
     @property
     def failures(self) -> list[str]:
-        return [f"rail {r.rail} plane {r.plane}: {r.reason}" for r in self.rows if not r.ok]
+        """Per failing rail and plane; then, where a receiver's own socket dropped packets
+        (counted in the loss above), that flow: the server could not keep up with the probe,
+        which is not the fabric's loss."""
+        rows = [f"rail {r.rail} plane {r.plane}: {r.reason}" for r in self.rows if not r.ok]
+        if not rows:
+            return rows
+        return rows + [
+            f"{f['src']} -> {f['dst']} rail {f['rail']}: {dropped} of the lost packets were "
+            "dropped by the receiving socket itself (buffer full: the server could not keep "
+            "up with the probe, not the fabric's loss)"
+            for f in self.flows
+            if (dropped := int(f.get("receiver_dropped") or 0))
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -235,5 +247,5 @@ def check_traffic(
 
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    keys = ("sent", "received", "lost", "duplicates", "reordered", "max_gap_ms")
+    keys = ("sent", "received", "lost", "duplicates", "reordered", "max_gap_ms", "receiver_dropped")
     return {k: result.get(k) for k in keys}

@@ -13,6 +13,7 @@ from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
 AGENT = Path(__file__).with_name("probe_agent.py")
+RECEIVER_SLACK_S = 60.0  # a receiver's last-resort deadline past the flow's own length
 
 
 def run_probe(
@@ -43,7 +44,7 @@ def run_probe(
     nodes = session.state.nodes
     if src not in nodes or dst not in nodes:
         raise LabError(f"probe endpoints must be lab nodes: {src}, {dst}")
-    bound = timeout if timeout is not None else count / rate_pps + 10.0
+    bound = timeout if timeout is not None else count / rate_pps + RECEIVER_SLACK_S
     run = run_dir(session.state.prefix)
     agent = f"{run}/probe_agent.py"
     session.executor.put_file(agent, AGENT.read_bytes(), 0o755)
@@ -87,12 +88,13 @@ def _probe_script(
     q = shlex.quote
     source = f" --src {q(src_ip)}" if src_ip else ""
     ready, result = f"{run}/probe.{port}.ready", f"{run}/probe.{port}.json"
+    done = f"{run}/probe.{port}.done"
     stop = stop_file(run, port)
     return f"""set -u
-rm -f {ready} {result} {stop}
+rm -f {ready} {result} {stop} {done}
 ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
   --count {count} --timeout {bound} --ready {ready} \\
-  --subflows {subflows} --rate {rate} > {result} &
+  --subflows {subflows} --rate {rate} --done {done} > {result} &
 rp=$!
 i=0
 while [ ! -e {ready} ] && [ $i -lt 1200 ] && kill -0 $rp 2>/dev/null; do
@@ -103,9 +105,10 @@ done
 }}
 ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \\
   --count {count} --rate {rate} --subflows {subflows}{source} --stop {stop}
+touch {done}
 wait $rp
 cat {result}
-rm -f {ready} {result} {stop}
+rm -f {ready} {result} {stop} {done}
 """
 
 
@@ -153,19 +156,23 @@ def run_flows(
     for f in flows:
         if f.src not in nodes or f.dst not in nodes:
             raise LabError(f"probe endpoints must be lab nodes: {f.src}, {f.dst}")
-    bound = count / rate_pps + 10.0
+    # The receivers end when told that every sender has exited (their own deadline is the
+    # last resort): the senders start only once every receiver listens, which on a loaded
+    # TCG guest can take many seconds.
+    bound = count / rate_pps + RECEIVER_SLACK_S
     run = run_dir(session.state.prefix)
     agent = f"{run}/probe_agent.py"
     session.executor.put_file(agent, AGENT.read_bytes(), 0o755)
     q = shlex.quote
-    lines = ["set -u", "pids="]
+    lines = ["set -u", "receivers=", "senders="]
     for f in flows:
         ready, result = f"{run}/flow.{f.port}.ready", f"{run}/flow.{f.port}.json"
         lines += [
-            f"rm -f {ready} {result} {result}.tx",
+            f"rm -f {ready} {result} {result}.tx {run}/flow.{f.port}.done",
             f"ip netns exec {q(nodes[f.dst].namespace)} python3 {agent} recv --bind {q(f.dst_ip)}"
             f" --port {f.port} --count {count} --timeout {bound} --ready {ready}"
-            f' --subflows {subflows} --rate {rate_pps} > {result} & pids="$pids $!"',
+            f" --subflows {subflows} --rate {rate_pps} --done {run}/flow.{f.port}.done"
+            f' > {result} & receivers="$receivers $!"',
         ]
     for f in flows:
         lines.append(
@@ -178,14 +185,16 @@ def run_flows(
             f"ip netns exec {q(nodes[f.src].namespace)} python3 {agent} send --dst {q(f.dst_ip)}"
             f" --port {f.port} --count {count} --rate {rate_pps} --subflows {subflows}"
             f" --src {q(f.src_ip)} --sport-base {40000 + 100 * index}{sniff}"
-            f' > {run}/flow.{f.port}.json.tx & pids="$pids $!"'
+            f' > {run}/flow.{f.port}.json.tx & senders="$senders $!"'
         )
-    lines.append("for p in $pids; do wait $p; done")
+    lines.append("for p in $senders; do wait $p; done")
+    lines += [f"touch {run}/flow.{f.port}.done" for f in flows]
+    lines.append("for p in $receivers; do wait $p; done")
     for f in flows:
         result = f"{run}/flow.{f.port}.json"
         lines += [
             f"echo FLOW {f.port}; cat {result}; echo; cat {result}.tx; echo",
-            f"rm -f {run}/flow.{f.port}.ready {result} {result}.tx",
+            f"rm -f {run}/flow.{f.port}.ready {result} {result}.tx {run}/flow.{f.port}.done",
         ]
     rc, out, err = session.root_run("\n".join(lines) + "\n", timeout=bound + 60.0)
     if rc != 0:

@@ -2,7 +2,7 @@
 """Fixed-rate, sequence-numbered UDP flow (stdlib only; runs inside lab namespaces).
 
     probe_agent.py recv --bind IP --port P --count N --timeout S [--ready FILE]
-                        [--subflows K] [--rate PPS]
+                        [--subflows K] [--rate PPS] [--done FILE]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
                         [--sport-base B] [--sniff IF1,IF2] [--stop FILE]
 
@@ -20,6 +20,15 @@ subflows_hit (sub-flows that lost a packet) and ``per_subflow`` (the same counts
 sub-flow, with ``lost_run``: its most consecutive packets lost). With ``--sniff`` (root:
 packet sockets) the sender prints which of the named interfaces (a bond's members) each
 sub-flow left through: ``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
+
+The receiver ends at the sender's end marker, or ``DONE_GRACE_S`` after ``--done FILE``
+appears (the caller creates it once every sender has exited: a flow whose end marker was
+lost still ends promptly), or at ``--timeout`` (the last resort). Its own start is not the
+flow's start: on a loaded host the senders may start seconds after the receivers, and a
+deadline counted from the receiver's start cut such flows short and counted their tail as
+lost. ``receiver_dropped`` is what the receiving socket itself dropped because its buffer
+was full (``/proc/net/udp``): packets the network delivered but the probe host was too busy
+to read, reported apart from the network's loss.
 """
 
 from __future__ import annotations
@@ -41,6 +50,9 @@ SOURCE_PORT_BASE = 40000
 
 
 ETH_P_ALL = 0x0003  # outgoing frames reach only all-protocol packet sockets
+SO_RCVBUFFORCE = 33  # Linux: SO_RCVBUF past rmem_max (root)
+RECV_BUFFER = 4 << 20
+DONE_GRACE_S = 2.0  # in-flight packets still accepted after the senders have exited
 
 
 def _sockets(src: str, subflows: int, base: int = SOURCE_PORT_BASE) -> list[socket.socket]:
@@ -144,6 +156,28 @@ def _merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> 
             into.setdefault(flow, {})[name] = into.get(flow, {}).get(name, 0) + packets
 
 
+def _receiver(bind: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECV_BUFFER)
+    except OSError:  # not root: as much as rmem_max allows
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+    sock.bind((bind, port))
+    return sock
+
+
+def socket_drops(sock: socket.socket) -> int:
+    """What the kernel dropped for this UDP socket (its buffer full): the last column of
+    its line in ``/proc/self/net/udp`` (of the namespace the agent runs in), found by inode."""
+    inode = str(os.fstat(sock.fileno()).st_ino)
+    with contextlib.suppress(OSError), open("/proc/self/net/udp") as table:
+        for line in table:
+            fields = line.split()
+            if len(fields) >= 13 and fields[9] == inode:
+                return int(fields[-1])
+    return 0
+
+
 def recv(
     bind: str,
     port: int,
@@ -152,9 +186,9 @@ def recv(
     ready: str | None,
     subflows: int = 1,
     rate: float | None = None,
+    done: str | None = None,
 ) -> dict[str, object]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind((bind, port))
+    sock = _receiver(bind, port)
     if ready:
         open(ready, "w").close()
     deadline = time.monotonic() + timeout
@@ -164,12 +198,19 @@ def recv(
     gap = [0.0] * subflows
     highest = [-1] * subflows
     flow_dups, flow_late = [0] * subflows, [0] * subflows
-    while time.monotonic() < deadline:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
+    done_seen = False
+    next_look = 0.0
+    while (now := time.monotonic()) < deadline:
+        if done and not done_seen and now >= next_look:
+            next_look = now + 0.2
+            if os.path.exists(done):
+                done_seen = True
+                deadline = min(deadline, now + DONE_GRACE_S)
+        sock.settimeout(max(0.01, min(0.2, deadline - now)))
         try:
             data = sock.recv(64)
         except TimeoutError:
-            break
+            continue
         if len(data) < _DATA.size:
             continue
         magic, seq, total = _DATA.unpack(data[: _DATA.size])
@@ -193,7 +234,10 @@ def recv(
         if len(seen) >= count:
             break
     interval = subflows / rate if rate else None
-    return summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval)
+    result = summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval)
+    result["receiver_dropped"] = socket_drops(sock)
+    sock.close()
+    return result
 
 
 def longest_lost_run(seen: set[int], flow: int, sent: int, subflows: int) -> int:
@@ -265,6 +309,7 @@ def main() -> None:
     ap.add_argument("--sport-base", type=int, default=SOURCE_PORT_BASE)
     ap.add_argument("--sniff", default="", help="interfaces to count egress on (comma list)")
     ap.add_argument("--stop", default="", help="stop sending once this file exists")
+    ap.add_argument("--done", default=None, help="the senders have exited once this exists")
     a = ap.parse_args()
     if a.mode == "send":
         sniff = [i for i in a.sniff.split(",") if i]
@@ -274,7 +319,7 @@ def main() -> None:
         if sniff:
             print(json.dumps(egress))
     else:
-        result = recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate)
+        result = recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate, a.done)
         print(json.dumps(result))
 
 

@@ -6,6 +6,8 @@ import os
 import socket
 import threading
 import time
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,14 @@ import pytest
 from controller.generator import build_fabric
 from controller.intent import load_intent
 from controller.lab import probe_agent
-from controller.traffic import TrafficError, aggregate, plan_flows, validate
+from controller.traffic import (
+    TrafficError,
+    TrafficReport,
+    _summary,
+    aggregate,
+    plan_flows,
+    validate,
+)
 from controller.traffic_ansible import extravars, results_from_events
 from tests.conftest import INVENTORY, run_cli
 
@@ -178,3 +187,67 @@ def test_agent_counts_a_silent_subflow_and_a_silent_end_as_gaps() -> None:
     thread.join(15)
     assert blind["per_subflow"][1]["lost_run"] == 2 and blind["lost"] == 2
     assert blind["per_subflow"][1]["max_gap_ms"] == 0.0  # no two arrivals: no silence seen
+
+
+def test_agent_receiver_ends_soon_after_the_done_file_when_the_end_marker_is_lost(
+    tmp_path: Path,
+) -> None:
+    """The receiver's deadline used to count from its own start: on a loaded lab guest the
+    senders started seconds later and the flows' tails were cut and counted lost (CI of
+    2026-12-01: 336 of 400 on one rail in steady state). Callers now give it a generous
+    last-resort deadline and tell it when every sender has exited."""
+    done = tmp_path / "flow.done"
+    result: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            probe_agent.recv("127.0.0.1", 45885, 40, 60.0, None, 4, 100.0, str(done))
+        )
+    )
+    thread.start()
+    time.sleep(1.0)  # a late sender
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(36):  # the last 4 and the end marker never arrive
+        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40), ("127.0.0.1", 45885))
+    sock.close()
+    started = time.monotonic()
+    done.touch()
+    thread.join(15)
+    assert time.monotonic() - started < probe_agent.DONE_GRACE_S + 1.0
+    assert (result["received"], result["lost"], result["receiver_dropped"]) == (36, 4, 0)
+    assert [f["lost_run"] for f in result["per_subflow"]] == [1, 1, 1, 1]
+
+
+def test_agent_reports_what_its_own_socket_dropped() -> None:
+    """Packets the network delivered but the busy probe host could not read in time are
+    counted apart (the socket's drops in /proc/net/udp), so a loss can be told from the
+    fabric's."""
+    sock = probe_agent._receiver("127.0.0.1", 45886)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # a burst cannot fit
+    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(200):
+        tx.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 200), ("127.0.0.1", 45886))
+    tx.close()
+    dropped = probe_agent.socket_drops(sock)
+    sock.close()
+    assert 0 < dropped < 200
+
+
+def test_a_receivers_own_drops_are_named_apart_from_the_fabrics_loss() -> None:
+    flows = plan_flows(FABRIC)
+    lossy = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
+    lossy[0]["per_subflow"][0].update(received=4, lost=6)
+    lossy[0]["receiver_dropped"] = 6
+    report = TrafficReport(
+        fabric="lab",
+        runner="lab",
+        seconds=1.0,
+        rate_pps=20.0,
+        subflows=2,
+        rows=aggregate(FABRIC, flows, lossy),
+        flows=[{**asdict(f), **_summary(r)} for f, r in zip(flows, lossy, strict=True)],
+    )
+    assert not report.ok
+    assert report.failures[0] == "rail 1 plane 1: 6 of 20 lost"
+    assert report.failures[1].startswith(f"{flows[0].name}: 6 of the lost packets were dropped")
+    clean = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
+    assert TrafficReport("lab", "lab", 1.0, 20.0, 2, aggregate(FABRIC, flows, clean), []).ok
