@@ -10,8 +10,9 @@ hash onto the restarting leaf) and, sampled each second, the leaf's kernel route
 destination and its counts of kernel routes and nexthop objects.
 
 Run (root, after .ci/setup):  python tests/bench/bench_frr_restart.py
-  [--mode dual-arp|evpn-mh] [--variant OPTS]... [--seconds S] [--keep]
-About 10 minutes on a 2-core machine (QEMU TCG guest).
+  [--mode dual-arp|evpn-mh] [--variant=OPTS]... [--seconds S] [--crash]
+  [--graceful-restart] [--keep]
+About 10 minutes on a 2-core machine (QEMU TCG guest). Figures: README, "FRR restart".
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def graceful_restart_on(fabric: Any, state_dir: Path) -> None:
 
 
 def restart_once(
-    fabric: Any, state_dir: Path, opts: str, seconds: float, port: int
+    fabric: Any, state_dir: Path, opts: str, seconds: float, port: int, crash: bool = False
 ) -> dict[str, Any]:
     ns = f"{PREFIX}{LEAF}"
     a, b = fabric.servers[0], fabric.servers[1]
@@ -102,6 +103,8 @@ def restart_once(
     with LabSession.open(state_dir) as s:
         time.sleep(4)
         began = time.monotonic()
+        if crash:  # a planned restart withdraws bgpd's routes from zebra first (FRR #12041)
+            s.root_run(f"kill -9 $(cat /run/frr/{ns}/bgpd.pid); sleep 2")
         s.root_run(
             f"unshare -u sh -c 'hostname {LEAF}; /usr/lib/frr/frrinit.sh restart {ns}' "
             ">/dev/null 2>&1"
@@ -129,6 +132,11 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=40.0)
     ap.add_argument("--keep", action="store_true", help="leave the lab up afterwards")
     ap.add_argument(
+        "--crash",
+        action="store_true",
+        help="bgpd is killed (SIGKILL) first, as in a crash: only then does FRR restart",
+    )
+    ap.add_argument(
         "--graceful-restart",
         action="store_true",
         help="turn BGP graceful restart (with preserve-fw-state) on in every switch first",
@@ -154,7 +162,7 @@ def main() -> None:
             graceful_restart_on(fabric, state_dir)
             print(f"graceful restart on, healthy after {wait_healthy(fabric, access):.0f} s")
         for index, opts in enumerate(variants):
-            row = restart_once(fabric, state_dir, opts, args.seconds, 5600 + index)
+            row = restart_once(fabric, state_dir, opts, args.seconds, 5600 + index, args.crash)
             probe = row["probe"]
             healthy = wait_healthy(fabric, access)
             print(f"\n== zebra {opts or '(no retention)'}: restart took {row['restart_s']} s")
