@@ -34,15 +34,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.connection import Access, lab_access  # noqa: E402
-from controller.deploy import deploy  # noqa: E402
+from controller.connection import Access  # noqa: E402
 from controller.drain import drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import intent_from_data  # noqa: E402
 from controller.lab import LabSession, down, run_probe, stop_probe  # noqa: E402
-from controller.labfabric import bring_up, lab_dir  # noqa: E402
-from controller.verify import verify  # noqa: E402
+from controller.labfabric import lab_dir  # noqa: E402
+from tests.bench.labbench import deployed_lab, seconds_to_healthy  # noqa: E402
 
 PREFIX = "dpm-"
 RATE = 100.0  # packets/s per flow, over all its sub-flows
@@ -152,15 +151,6 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
     return chosen
 
 
-def wait_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(c.ok for c in verify(fabric, access=access)):
-            return True
-        time.sleep(5)
-    return False
-
-
 def measure(
     fabric: Fabric,
     state_dir: Path,
@@ -230,12 +220,8 @@ def run_variant(
     state_dir = lab_dir(fabric.intent.name)
     rows = []
     try:
-        bring_up(fabric, state_dir, prefix=PREFIX)
-        access = lab_access(state_dir)
-        assert access is not None
-        outcomes = deploy(fabric, access=access)
-        assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
-        assert wait_healthy(fabric, access), "fabric did not verify after deploy"
+        access = deployed_lab(fabric, state_dir, PREFIX)
+        assert seconds_to_healthy(fabric, access) is not None, "fabric did not verify after deploy"
         with LabSession.open(state_dir) as s:
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
                 if not selected(event, quick, words or []):
@@ -246,7 +232,7 @@ def run_variant(
                 result = measure(
                     fabric, state_dir, action, seconds, 5400 + 10 * number, drain_event
                 )
-                healthy = wait_healthy(fabric, access)
+                healthy = seconds_to_healthy(fabric, access) is not None
                 measured = time.strftime("%Y-%m-%d", time.gmtime())
                 for flow, probe in result["flows"].items():
                     rows.append(

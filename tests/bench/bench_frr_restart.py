@@ -30,13 +30,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.connection import lab_access  # noqa: E402
-from controller.deploy import deploy  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import LabSession, down, run_probe  # noqa: E402
-from controller.labfabric import bring_up, lab_dir  # noqa: E402
-from controller.verify import verify  # noqa: E402
+from controller.labfabric import lab_dir  # noqa: E402
+from tests.bench.labbench import deployed_lab, seconds_to_healthy  # noqa: E402
 
 PREFIX = "dpb-"
 LEAF = "p1-g1-leaf1"
@@ -45,13 +43,9 @@ BASE_OPTS = "-A 127.0.0.1 -s 90000000"
 VARIANTS = ["-r -K 120", "-r", ""]
 
 
-def wait_healthy(fabric: Any, access: Any, timeout: float = 240.0) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if all(c.ok for c in verify(fabric, access=access)):
-            return time.monotonic() - start
-        time.sleep(5)
-    return -1.0
+def healthy(fabric: Any, access: Any) -> str:
+    seconds = seconds_to_healthy(fabric, access, timeout=240.0)
+    return "not within 240 s" if seconds is None else f"after {seconds:.0f} s"
 
 
 def graceful_restart_on(fabric: Any, state_dir: Path) -> None:
@@ -152,24 +146,20 @@ def main() -> None:
     fabric = build_fabric(load_intent(ROOT / "inventory" / f"lab-{args.mode}.yaml"))
     state_dir = lab_dir(fabric.intent.name)
     try:
-        bring_up(fabric, state_dir, prefix=PREFIX)
-        access = lab_access(state_dir)
-        assert access is not None
-        outcomes = deploy(fabric, access=access)
-        assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
-        print(f"{args.mode}: deployed, healthy after {wait_healthy(fabric, access):.0f} s")
+        access = deployed_lab(fabric, state_dir, PREFIX)
+        print(f"{args.mode}: deployed, healthy {healthy(fabric, access)}")
         if args.graceful_restart:
             graceful_restart_on(fabric, state_dir)
-            print(f"graceful restart on, healthy after {wait_healthy(fabric, access):.0f} s")
+            print(f"graceful restart on, healthy {healthy(fabric, access)}")
         for index, opts in enumerate(variants):
             row = restart_once(fabric, state_dir, opts, args.seconds, 5600 + index, args.crash)
             probe = row["probe"]
-            healthy = wait_healthy(fabric, access)
+            back = healthy(fabric, access)
             print(f"\n== zebra {opts or '(no retention)'}: restart took {row['restart_s']} s")
             print(
                 f"lost {probe['lost']} of {probe['sent']}, longest silence "
                 f"{probe['max_gap_ms']} ms, sub-flows hit {probe['subflows_hit']}, "
-                f"healthy again {healthy:.0f} s after the probe"
+                f"healthy again {back} after the probe"
             )
             print("\n".join(row["samples"]))
             print(row["rib_after"])

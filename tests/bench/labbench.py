@@ -1,0 +1,32 @@
+"""What the lab benches share: a deployed lab, and how long until it verifies healthy."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from controller.connection import Access, lab_access
+from controller.deploy import deploy
+from controller.facts import Fabric
+from controller.labfabric import bring_up
+from controller.verify import verify
+
+
+def deployed_lab(fabric: Fabric, state_dir: Path, prefix: str) -> Access:
+    """The fabric's lab up (servers provisioned) and both planes deployed."""
+    bring_up(fabric, state_dir, prefix=prefix)
+    access = lab_access(state_dir)
+    assert access is not None
+    outcomes = deploy(fabric, access=access)
+    assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
+    return access
+
+
+def seconds_to_healthy(fabric: Fabric, access: Access, timeout: float = 180.0) -> float | None:
+    """Seconds until every verify check passes, polled every 5 s; None after ``timeout``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if all(c.ok for c in verify(fabric, access=access)):
+            return time.monotonic() - start
+        time.sleep(5)
+    return None
