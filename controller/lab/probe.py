@@ -31,7 +31,9 @@ def run_probe(
     """Send ``count`` packets from node ``src`` to ``dst_ip`` received in node ``dst``.
 
     The receiver binds ``dst_ip`` inside ``dst``'s namespace, so the flow can only
-    target an address of the lab. Both ends stop by themselves (count and time bound).
+    target an address of the lab. The sender stops after ``count`` packets (or at once on
+    :func:`stop_probe`); the receiver at the sender's end marker, or 2 s after the sender has
+    exited, or at the last-resort bound (``timeout``, else the flow's length + 60 s).
     ``src_ip`` binds the sender to one of its addresses (on a multi-rail server: the NIC,
     hence the rail, the flow leaves from); ``subflows`` spreads it over that many source
     ports, so the servers' bonds hash some sub-flows into each plane.

@@ -53,7 +53,8 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
     # zebra -r keeps its routes in the kernel when it stops and -K 120 keeps the routes it finds
     # at start for 120 s (FRR user guide, "Zebra": --retain, --graceful_restart). Measured
     # (tests/bench/bench_frr_restart.py, README "FRR restart on a leaf, measured"): with BGP
-    # graceful restart on, a crashed bgpd and an FRR restart lose nothing; without -K, 23.6 s.
+    # graceful restart on, a flow out through a leaf whose bgpd crashed and whose FRR then
+    # restarted lost nothing; without -K, 23.6 s.
     # A planned restart gains nothing from either: bgpd withdraws its routes as it stops.
     lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000 -r -K 120"']
     lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
