@@ -3,7 +3,8 @@
 For each dual-leaf mode, with and without cross-plane protection, with continuous probe
 flows between servers on different leaves, it runs: drain + undrain of a leaf (switch side
 only, then with the servers moving off it first), a server link down/up, a leaf down/up, a
-spine down/up, an FRR restart on a leaf and its AUX (pair) link down/up, and writes a table
+spine down/up, an FRR crash on a leaf (bgpd killed, FRR restarted), a planned FRR restart
+of a leaf (drained first, undrained after) and its AUX (pair) link down/up, and writes a table
 (mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
 docs/failure-matrix.md (and the rows as .json).
 
@@ -11,8 +12,9 @@ Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
 Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
-Probes cover each event: 35 s at 100 packets/s. A drain + undrain's probes are sized for
-600 s and end 10 s after the undrain returns (its length varies with the guest's load).
+Probes cover each event: 35 s at 100 packets/s. The probes of a drain + undrain (and of a
+planned restart, which drains) are sized for 600 s and end 10 s after the undrain returns
+(its length varies with the guest's load).
 """
 
 from __future__ import annotations
@@ -131,12 +133,29 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         time.sleep(10)
         s.root_run(f"ip -n {_node_ns(LEAF)} link set {aux} up")
 
-    def frr_restart() -> None:
+    def restart_frr() -> None:
         ns = _node_ns(LEAF)
         s.root_run(
             f"unshare -u sh -c 'hostname {LEAF}; /usr/lib/frr/frrinit.sh restart {ns}' "
             ">/dev/null 2>&1"
         )
+
+    def frr_crash() -> None:
+        """bgpd dies (SIGKILL: no withdrawal, no NOTIFICATION), then FRR is restarted, as
+        a supervisor would; the lab's watchfrr has no restart command."""
+        s.root_run(f"kill -9 $(cat /run/frr/{_node_ns(LEAF)}/bgpd.pid); sleep 2")
+        restart_frr()
+
+    def frr_planned() -> None:
+        """What the README asks for a planned FRR restart: drain, restart, undrain (bgpd
+        withdraws its routes as it stops, FRRouting/frr#12041, so no restart is hitless
+        on its own)."""
+        drained = drain(fabric, LEAF, access=access)
+        assert drained.ok, drained.to_dict()
+        restart_frr()
+        assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after restart"
+        back = undrain(fabric, LEAF, access=access)
+        assert back.ok, back.to_dict()
 
     chosen = {
         f"drain + undrain {LEAF}": drain_undrain(False),
@@ -144,7 +163,8 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         f"server link {SERVER_PORT[0]}:{SERVER_PORT[1]} down 10 s": server_link,
         f"leaf {LEAF} down 10 s (all links)": down_up(LEAF, 10),
         f"spine {SPINE} down 10 s (all links)": down_up(SPINE, 10),
-        f"FRR restart on {LEAF}": frr_restart,
+        f"FRR crash on {LEAF} (bgpd killed, FRR restarted)": frr_crash,
+        f"FRR planned restart on {LEAF} (drained first)": frr_planned,
     }
     if aux_ports:  # EVPN-MH, or dual-ARP with cross-plane protection
         chosen[f"AUX link of {LEAF} down 10 s"] = aux_link
@@ -226,7 +246,7 @@ def run_variant(
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
                 if not selected(event, quick, words or []):
                     continue
-                drain_event = event.startswith("drain")
+                drain_event = event.startswith("drain") or "drained first" in event
                 seconds = DRAIN_PROBE_S if drain_event else 35
                 # each event its own ports: a late receiver of the last one cannot collide
                 result = measure(
@@ -312,17 +332,38 @@ VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
 
 
 def merged(earlier: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The earlier rows, each (variant, event) measured again replaced by its new rows."""
+    """The earlier rows, each (variant, event) measured again replaced by its new rows. A
+    variant whose FRR events are measured again drops its rows of the old undrained "FRR
+    restart" event, which the crash and the planned (drained) restart replace."""
     again = {(r["mode"], r["protection"], r["event"]) for r in new}
-    return [r for r in earlier if (r["mode"], r["protection"], r["event"]) not in again] + new
+    frr_again = {(r["mode"], r["protection"]) for r in new if r["event"].startswith("FRR")}
+    return [
+        r
+        for r in earlier
+        if (r["mode"], r["protection"], r["event"]) not in again
+        and not (r["event"].startswith("FRR restart") and (r["mode"], r["protection"]) in frr_again)
+    ] + new
 
 
 FLOW_ORDER = ("into", "from", "other")
-EVENT_ORDER = ("drain", "drain --hosts-first", "server", "leaf", "spine", "FRR", "AUX")
+EVENT_ORDER = (
+    "drain",
+    "drain --hosts-first",
+    "server",
+    "leaf",
+    "spine",
+    "FRR restart",  # rows measured before the crash / planned split (a planned restart, undrained)
+    "FRR crash",
+    "FRR planned",
+    "AUX",
+)
 
 
 def event_rank(event: str) -> int:
-    kind = "drain --hosts-first" if event.endswith("--hosts-first") else event.split()[0]
+    if event.endswith("--hosts-first"):
+        return EVENT_ORDER.index("drain --hosts-first")
+    words = event.split()
+    kind = " ".join(words[:2]) if words[0] == "FRR" else words[0]
     return EVENT_ORDER.index(kind)
 
 
