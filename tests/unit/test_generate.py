@@ -126,7 +126,7 @@ def test_facts_file_is_json_with_everything(tmp_path: Path) -> None:
     )
     facts = json.loads((tmp_path / "fabric.json").read_text())
     assert facts["sizing"]["leaves"] == 4 and len(facts["switches"]) == 8
-    assert facts["link_columns"][0] == "a_device" and len(facts["links"]) == 16
+    assert facts["link_columns"][0] == "a_device" and len(facts["links"]) == 18  # 2 AUX
     assert "password" not in (tmp_path / "defaults.yaml").read_text().replace("password_env", "")
 
 
