@@ -103,7 +103,11 @@ def test_dual_arp_leaf_pair_shares_anycast_gateway() -> None:
     assert [(r.gateway_prefix, r.gateway_mac) for r in a.rails] == [
         (r.gateway_prefix, r.gateway_mac) for r in b.rails
     ]
-    assert a.aux is None and not a.segments  # no leaf-to-leaf link, no ES in dual-ARP mode
+    assert not a.segments  # no ES in dual-ARP mode
+    # the pair's AUX link (cross-plane protection, on by default in dual-ARP)
+    assert a.aux is not None and (a.aux.peer_device, a.aux.peer_port) == ("p2-g1-leaf2", "aux1")
+    unprotected = build_fabric(intent_from_data(lab("dual-arp", cross_plane_protection=False)))
+    assert build_device(unprotected, "p1-g1-leaf2").aux is None  # no leaf-to-leaf link
     files = render_fabric(fabric, device="p1-g1-leaf2")["p1-g1-leaf2"]
     assert "net.ipv4.conf.vlan1002.proxy_arp = 1" in files["sysctl.conf"]
     assert "address replace 10.100.0.9/29 dev vlan1002" in files["ip.batch"]

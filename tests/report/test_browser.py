@@ -74,8 +74,10 @@ def test_report_renders_in_chromium(case: str, tmp_path: Path) -> None:
     data = body_data(dump.stdout)
     assert data["rendered-boxes"] == summary["boxes"] > 0
     assert data["rendered-bundles"] == summary["bundles"] > 0
-    assert data["sheet-rows"] == 2 * sum(1 for lk in fabric.links if lk.kind == "host") + sum(
-        1 for lk in fabric.links if lk.kind != "host"
+    # a host cable is on its leaf's and its server's sheet, an AUX cable on both leaves'
+    both_ends = ("host", "aux")
+    assert data["sheet-rows"] == 2 * sum(1 for lk in fabric.links if lk.kind in both_ends) + sum(
+        1 for lk in fabric.links if lk.kind not in both_ends
     )
     assert 600 <= data["svg-width"] <= WINDOW[0]  # scaled to the page, never wider
     assert 400 <= data["svg-height"] <= 4000

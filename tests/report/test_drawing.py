@@ -152,7 +152,7 @@ def test_report_page_is_self_contained_and_has_every_sheet() -> None:
 
 def test_cli_report_and_draw(tmp_path: Path) -> None:
     code, data = run_json("report", "-f", str(FABRICS["lab-dual-arp"]), "--out", str(tmp_path))
-    assert code == 0 and data["cables"] == 16
+    assert code == 0 and data["cables"] == 18  # 16 + the 2 AUX cables (protection)
     assert (tmp_path / "report.html").stat().st_size > 5000
     svg = tmp_path / "d.svg"
     result = run_cli("draw", "-f", str(FABRICS["lab-dual-arp"]), "--out", str(svg))

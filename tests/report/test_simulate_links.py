@@ -18,6 +18,18 @@ LAB = INVENTORY / "lab-dual-arp.yaml"
 SEED = INVENTORY / "examples/seed-2048-cx864e-dual-arp.yaml"
 
 
+def unprotected(tmp_path: Path) -> Path:
+    """The lab fabric without cross-plane protection: its loads are the bonds' alone (with
+    protection, plane-1 traffic to a server whose plane-1 port failed crosses the 10G AUX)."""
+    import yaml
+
+    data = yaml.safe_load(LAB.read_text())
+    data["cross_plane_protection"] = False
+    path = tmp_path / "lab-unprotected.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 def simulate_links(tmp_path: Path, fabric: Path, *args: str) -> tuple[dict[str, Any], Path]:
     out = tmp_path / "links.json"
     code, summary = run_json("simulate", "-f", str(fabric), "--links-out", str(out), *args)
@@ -35,8 +47,9 @@ def report_svg(tmp_path: Path, fabric: Path, links: Path) -> ET.Element:
 
 
 def test_links_file_has_every_cable_in_the_fabrics_orientation(tmp_path: Path) -> None:
-    doc, _ = simulate_links(tmp_path, LAB, "--fail", "p1-g1-leaf1:swp1")
-    fabric = build_fabric(load_intent(LAB))
+    lab = unprotected(tmp_path)
+    doc, _ = simulate_links(tmp_path, lab, "--fail", "p1-g1-leaf1:swp1")
+    fabric = build_fabric(load_intent(lab))
     assert [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in doc["links"]] == [
         (lk.a_device, lk.a_port, lk.z_device, lk.z_port) for lk in fabric.links
     ]
@@ -48,8 +61,9 @@ def test_links_file_has_every_cable_in_the_fabrics_orientation(tmp_path: Path) -
 def test_report_marks_the_most_loaded_bundle_of_a_lab_run(tmp_path: Path) -> None:
     # srv0001's plane-1 port of rail 1 fails: its QPs move to plane 2, so its plane-2 cable
     # sends and srv0002's plane-2 cable of that rail receives twice the line rate
-    doc, links = simulate_links(tmp_path, LAB, "--fail", "p1-g1-leaf1:swp1")
-    root = report_svg(tmp_path, LAB, links)
+    lab = unprotected(tmp_path)
+    doc, links = simulate_links(tmp_path, lab, "--fail", "p1-g1-leaf1:swp1")
+    root = report_svg(tmp_path, lab, links)
     peaks = [g.get("data-id") for g in groups(root, "peak")]
     assert peaks == ["host:p2-g1-leaf1:srv0001", "host:p2-g1-leaf1:srv0002"]
     assert root.get("data-max-load") == "2.00"

@@ -85,10 +85,12 @@ def _state(
 
 def test_bgp_check_names_missing_and_extra_sessions() -> None:
     fabric = build_fabric(load_intent(LAB))
-    good = check_bgp(fabric, "p1-g1-leaf1", _state({"swp3": True, "swp4": True}))
-    bad = check_bgp(fabric, "p1-g1-leaf1", _state({"swp3": True, "swp4": False, "swp1": True}))
+    good = check_bgp(fabric, "p1-g1-leaf1", _state({"aux1": True, "swp3": True, "swp4": True}))
+    bad = check_bgp(
+        fabric, "p1-g1-leaf1", _state({"aux1": True, "swp3": True, "swp4": False, "swp1": True})
+    )
     assert good.ok and not bad.ok
-    assert bad.expected == ["swp3", "swp4"] and bad.found == ["swp1", "swp3"]
+    assert bad.expected == ["aux1", "swp3", "swp4"] and bad.found == ["aux1", "swp1", "swp3"]
 
 
 def test_lldp_check_catches_a_swapped_cable() -> None:

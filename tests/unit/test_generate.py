@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from controller.generator import build_fabric
-from controller.intent import load_intent
+from controller.intent import intent_from_data, load_intent
 from tests.conftest import INVENTORY, run_cli, run_json
 
 EXAMPLES = [
@@ -126,7 +127,7 @@ def test_facts_file_is_json_with_everything(tmp_path: Path) -> None:
     )
     facts = json.loads((tmp_path / "fabric.json").read_text())
     assert facts["sizing"]["leaves"] == 4 and len(facts["switches"]) == 8
-    assert facts["link_columns"][0] == "a_device" and len(facts["links"]) == 16
+    assert facts["link_columns"][0] == "a_device" and len(facts["links"]) == 18  # 2 AUX
     assert "password" not in (tmp_path / "defaults.yaml").read_text().replace("password_env", "")
 
 
@@ -150,3 +151,24 @@ def test_schema_command() -> None:
     schema = json.loads(result.stdout)
     assert result.exit_code == 0 and schema["title"] == "FabricIntent"
     assert "dual_leaf_mode" in schema["required"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "given", "protected", "aux_cables"),
+    [
+        ("dual-arp", None, True, 2),  # the default: a leaf failure must not black-hole
+        ("dual-arp", False, False, 0),
+        ("evpn-mh", None, False, 2),  # the pair link is EVPN-MH's own, protection or not
+        ("evpn-mh", True, True, 2),
+    ],
+)
+def test_cross_plane_protection_default_per_mode(
+    mode: str, given: bool | None, protected: bool, aux_cables: int
+) -> None:
+    data = yaml.safe_load((INVENTORY / f"lab-{mode}.yaml").read_text())
+    data.pop("cross_plane_protection", None)
+    if given is not None:
+        data["cross_plane_protection"] = given
+    fabric = build_fabric(intent_from_data(data))
+    assert fabric.intent.cross_plane_protection is protected
+    assert sum(1 for lk in fabric.links if lk.kind == "aux") == aux_cables

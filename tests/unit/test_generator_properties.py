@@ -104,7 +104,9 @@ def check_invariants(fabric: Fabric) -> None:
         == sizing.servers * sizing.gpus_per_server
     )
     aux = [lk for lk in fabric.links if lk.kind == "aux"]
-    assert len(aux) == (sizing.leaves // 2 if fabric.intent.dual_leaf_mode == "evpn-mh" else 0)
+    # EVPN-MH: a pair link per leaf pair; dual-ARP: an AUX link per leaf pair, with protection
+    paired = fabric.intent.dual_leaf_mode == "evpn-mh" or fabric.intent.cross_plane_protection
+    assert len(aux) == (sizing.leaves // 2 if paired else 0)
     # Addresses unique.
     ips = [n.ip for s in fabric.servers for n in s.nics]
     assert len(ips) == len(set(ips))

@@ -32,7 +32,9 @@ SEED = INVENTORY / "examples" / "seed-2048-cx864e-dual-arp.yaml"
 
 @pytest.fixture(scope="module")
 def fabric() -> Fabric:
-    return build_fabric(load_intent(SEED))
+    """The seed fabric without cross-plane protection (dual-ARP's default is on)."""
+    intent = load_intent(SEED)
+    return build_fabric(intent.model_copy(update={"cross_plane_protection": False}))
 
 
 @pytest.fixture(scope="module")

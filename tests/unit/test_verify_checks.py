@@ -90,7 +90,8 @@ def healthy(fabric: Fabric, name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def lab() -> Fabric:
-    return fabric_of("dual-arp")
+    # the recorded switch answers are of an unprotected lab (no AUX session)
+    return fabric_of("dual-arp", cross_plane_protection=False)
 
 
 def test_bgp_session_down_fails(lab: Fabric) -> None:
