@@ -115,12 +115,13 @@ class Bgp:
     """RFC 4724 restarter and helper, forwarding state preserved: on in dual-ARP fabrics, on
     every switch and every platform, so that a crashed bgpd keeps the leaf forwarding (its
     zebra keeps a graceful-restart client's routes; the spines keep the leaf's routes as
-    stale until it is back). Measured in the lab: README "FRR restart on a leaf, measured".
-    Off in EVPN-MH fabrics: in the EVPN-MH lab (2026-11-30) leaves with it rendered had no
-    selected route to their plane's loopbacks after a deploy while their pair session was
-    not up (route selection deferred, suspected FRR's select-defer-time waiting for every
-    GR peer's End-of-RIB). A planned FRR restart gains nothing from it on FRR (bgpd withdraws
-    its routes as it stops, FRRouting/frr#12041): drain the leaf first."""
+    stale until its End-of-RIB). Measured in the lab: README "FRR restart on a leaf,
+    measured". Off in EVPN-MH fabrics: in the EVPN-MH lab (2026-11-30) leaves with it
+    rendered had no selected route to their plane's loopbacks after a deploy while their
+    pair session was not up. Cause unknown: on the host's FRR 8.4 a new or restarted BGP
+    instance with it and a peer that never came up selected its routes at once. A planned
+    FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
+    FRRouting/frr#12041): drain the leaf first."""
 
 
 @dataclass(frozen=True, slots=True)
