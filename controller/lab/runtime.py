@@ -132,6 +132,7 @@ def _start_machine(
         return LocalExecutor()
     kern = kernel.guest_kernel()
     mem = memory_mb or max(1024, 768 + 64 * len(topo.nodes))
+    hung: list[str] = []
     for _attempt in range(3):  # the free port can be taken between probe and bind
         port = guest.free_port()
         _write_guest_known_hosts(state, port)
@@ -143,7 +144,16 @@ def _start_machine(
                 pid, port, state.key_path, state.known_hosts, boot_timeout
             )
             return GuestExecutor(client)
-        except LabError:
+        except LabError as exc:
+            if guest.pid_alive(pid) and not hung:
+                # A guest whose sshd never answered while QEMU ran (once in CI, 2026-12-01:
+                # 180 s, nothing on the console; the same lab then booted in 118 s): stop
+                # that QEMU and boot once more; a second hang is an error naming both.
+                hung.append(str(exc))
+                guest.stop_guest(pid, state.path)
+                continue
+            if hung:
+                raise LabError(f"{exc} (the boot before it hung too: {hung[0]})") from None
             if guest.pid_alive(pid) or not _port_clash(state.path):
                 raise
     raise LabError("could not start QEMU (port clashes)")

@@ -13,6 +13,7 @@ import pytest
 
 from controller.lab import (
     LabCable,
+    LabError,
     LabNode,
     LabTopology,
     LabTopologyError,
@@ -204,3 +205,55 @@ def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
     thread.join(15)
     assert (result["lost"], result["subflows_hit"]) == (3, 1)
     assert result["max_gap_ms"] >= 300
+
+
+def _hang_harness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hangs: int
+) -> tuple[LabState, list[int], list[int]]:
+    """_start_machine with QEMU replaced: every boot's QEMU stays alive, the first ``hangs``
+    boots never answer on SSH; returns the state, the started and the stopped PIDs."""
+    from controller.lab import guest, kernel, runtime
+    from controller.lab.errors import GuestBootError
+
+    state = LabState("x", "dpa-", "guest", str(tmp_path), "172.30.0.0/24", "172.30.0.1")
+    started: list[int] = []
+    stopped: list[int] = []
+
+    def start(*_args: object, **_kw: object) -> int:
+        started.append(1000 + len(started))
+        return started[-1]
+
+    def wait(pid: int, port: int, *_args: object) -> object:
+        if len(started) <= hangs:
+            raise GuestBootError(f"guest sshd not answering on 127.0.0.1:{port} (boot {pid})")
+        return object()
+
+    monkeypatch.setattr(kernel, "guest_kernel", lambda: None)
+    monkeypatch.setattr(guest, "start_guest", start)
+    monkeypatch.setattr(guest, "wait_guest_ssh", wait)
+    monkeypatch.setattr(guest, "pid_alive", lambda pid: pid not in stopped)
+    monkeypatch.setattr(guest, "stop_guest", lambda pid, _sdir: stopped.append(pid) or True)
+    monkeypatch.setattr(runtime, "_write_guest_known_hosts", lambda *_a: None)
+    monkeypatch.setattr(runtime, "GuestExecutor", lambda client: client)
+    return state, started, stopped
+
+
+def test_a_hung_guest_boot_is_stopped_and_booted_once_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controller.lab import runtime
+
+    state, started, stopped = _hang_harness(tmp_path, monkeypatch, hangs=1)
+    runtime._start_machine(state, None, 1024, 1.0)  # type: ignore[arg-type]
+    assert started == [1000, 1001] and stopped == [1000] and state.guest_pid == 1001
+
+
+def test_two_hung_guest_boots_are_an_error_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from controller.lab import runtime
+
+    _state, started, stopped = _hang_harness(tmp_path, monkeypatch, hangs=2)
+    with pytest.raises(LabError, match=r"boot 1001.*the boot before it hung too.*boot 1000"):
+        runtime._start_machine(_state, None, 1024, 1.0)  # type: ignore[arg-type]
+    assert started == [1000, 1001] and stopped == [1000]
