@@ -20,14 +20,15 @@ from pathlib import Path
 FRR_INIT = Path("/usr/lib/frr/frrinit.sh")
 # Unique per test process, so concurrent runs never share a namespace.
 PREFIX = os.environ.get("DPCTL_TEST_PREFIX", "dpt-") + f"{os.getpid()}-"
-DAEMONS = """zebra=yes
-bgpd=yes
-bfdd=yes
-staticd=yes
-vtysh_enable=yes
-watchfrr_options="--netns"
-zebra_options="-s 90000000"
-"""
+
+
+def daemons_file(zebra_options: str = "") -> str:
+    """FRR's daemons file for a test instance; ``zebra_options`` are added to zebra's."""
+    return (
+        "zebra=yes\nbgpd=yes\nbfdd=yes\nstaticd=yes\nvtysh_enable=yes\n"
+        'watchfrr_options="--netns"\n'
+        f'zebra_options="{" ".join(["-s 90000000", zebra_options]).strip()}"\n'
+    )
 
 
 def frr_available() -> bool:
@@ -62,11 +63,16 @@ def _start(namespace: str, interfaces: list[str]) -> FrrInstance:
         f"link add {name} type veth peer name p{index}\n" for index, name in enumerate(interfaces)
     )
     subprocess.run(["ip", "-n", namespace, "-batch", "-"], input=batch, text=True, check=True)
+    return start_frr(namespace)
+
+
+def start_frr(namespace: str, config: str = "", zebra_options: str = "") -> FrrInstance:
+    """FRR's pathspace instance for an existing namespace: its files, then frrinit start."""
     conf = Path("/etc/frr") / namespace
     conf.mkdir(parents=True, exist_ok=True)
-    (conf / "daemons").write_text(DAEMONS)
+    (conf / "daemons").write_text(daemons_file(zebra_options))
     (conf / "vtysh.conf").write_text("service integrated-vtysh-config\n")
-    (conf / "frr.conf").write_text("")
+    (conf / "frr.conf").write_text(config)
     shutil.chown(conf, "frr", "frr")
     for item in conf.iterdir():
         shutil.chown(item, "frr", "frr")
@@ -74,7 +80,8 @@ def _start(namespace: str, interfaces: list[str]) -> FrrInstance:
     return FrrInstance(namespace)
 
 
-def _stop(namespace: str) -> None:
+def stop_frr(namespace: str) -> None:
+    """Stop the namespace's FRR and remove the namespace and its FRR files."""
     _run(str(FRR_INIT), "stop", namespace, check=False)
     _run("ip", "netns", "del", namespace, check=False)
     shutil.rmtree(Path("/etc/frr") / namespace, ignore_errors=True)
@@ -94,4 +101,4 @@ def frr_instances(nodes: dict[str, list[str]]) -> Iterator[dict[str, FrrInstance
         yield started
     finally:
         with ThreadPoolExecutor(max_workers=16) as pool:
-            list(pool.map(_stop, names.values()))
+            list(pool.map(stop_frr, names.values()))

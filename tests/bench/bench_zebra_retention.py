@@ -15,12 +15,15 @@ Takes 2-5 minutes. Cleans up its namespaces and /etc/frr/dpb-zr-* whatever happe
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-INIT = "/usr/lib/frr/frrinit.sh"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.frr_harness import FRR_INIT, start_frr, stop_frr
+
 NS = ("dpb-zr-r1", "dpb-zr-r2")
 ROUTE = "10.9.9.9/32"
 VARIANTS = ("-r -K 120", "-r")
@@ -73,24 +76,12 @@ def up(zebra_options: str) -> None:
     sh(f"ip -n {r1} link add d0 type veth peer name d1 && ip -n {r1} link set d0 up")
     sh(f"ip -n {r1} link set d1 up && ip -n {r1} route add {ROUTE} dev d0 table 100 proto static")
     for ns in NS:
-        conf = Path("/etc/frr") / ns
-        conf.mkdir(parents=True, exist_ok=True)
-        (conf / "daemons").write_text(
-            "zebra=yes\nbgpd=yes\nstaticd=yes\nvtysh_enable=yes\n"
-            f'watchfrr_options="--netns"\nzebra_options="-s 90000000 {zebra_options}"\n'
-        )
-        (conf / "vtysh.conf").write_text("service integrated-vtysh-config\n")
-        (conf / "frr.conf").write_text(CONF[ns])
-        for path in (conf, *conf.iterdir()):
-            shutil.chown(path, "frr", "frr")
-        sh(f"{INIT} start {ns}")
+        start_frr(ns, CONF[ns], zebra_options)
 
 
 def down() -> None:
     for ns in NS:
-        sh(f"{INIT} stop {ns}", check=False)
-        shutil.rmtree(Path("/etc/frr") / ns, ignore_errors=True)
-        sh(f"ip netns del {ns}", check=False)
+        stop_frr(ns)
 
 
 def r1_announces() -> bool:
@@ -112,7 +103,7 @@ def measure(zebra_options: str, wait: float, reassert: bool = False) -> str:
         sh(f"kill -9 $(cat /run/frr/{NS[0]}/bgpd.pid)")
         time.sleep(2)
         began = time.monotonic()
-        sh(f"{INIT} restart {NS[0]}", check=False)
+        sh(f"{FRR_INIT} restart {NS[0]}", check=False)
         if reassert:  # what the host-route agent could do once zebra is back
             sh(f"ip -n {NS[0]} route del {ROUTE} dev d0 table 100")
             sh(f"ip -n {NS[0]} route add {ROUTE} dev d0 table 100 proto static")
