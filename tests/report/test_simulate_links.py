@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from controller.generator import build_fabric
 from controller.intent import load_intent
@@ -21,8 +22,6 @@ SEED = INVENTORY / "examples/seed-2048-cx864e-dual-arp.yaml"
 def unprotected(tmp_path: Path) -> Path:
     """The lab fabric without cross-plane protection: its loads are the bonds' alone (with
     protection, plane-1 traffic to a server whose plane-1 port failed crosses the 10G AUX)."""
-    import yaml
-
     data = yaml.safe_load(LAB.read_text())
     data["cross_plane_protection"] = False
     path = tmp_path / "lab-unprotected.yaml"
