@@ -196,6 +196,7 @@ def recv(
     dups, sent = 0, count
     last: dict[int, float] = {}  # sub-flow (packet seq modulo sub-flows) -> last arrival
     gap = [0.0] * subflows
+    gap_end = [0.0] * subflows  # wall-clock time of the arrival that ended the longest gap
     highest = [-1] * subflows
     flow_dups, flow_late = [0] * subflows, [0] * subflows
     done_seen = False
@@ -221,8 +222,8 @@ def recv(
             continue
         now = time.monotonic()
         flow = seq % subflows
-        if flow in last:
-            gap[flow] = max(gap[flow], now - last[flow])
+        if flow in last and now - last[flow] > gap[flow]:
+            gap[flow], gap_end[flow] = now - last[flow], time.time()
         last[flow] = now
         if seq in seen:
             dups += 1
@@ -234,7 +235,7 @@ def recv(
         if len(seen) >= count:
             break
     interval = subflows / rate if rate else None
-    result = summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval)
+    result = summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end)
     result["receiver_dropped"] = socket_drops(sock)
     sock.close()
     return result
@@ -258,6 +259,7 @@ def summarise(
     flow_dups: list[int],
     flow_late: list[int],
     interval: float | None = None,
+    gap_end: list[float] | None = None,
 ) -> dict[str, object]:
     """Per sub-flow and in all. A sub-flow's longest silence is the longest time between two
     of its arrivals, and, with the sender's packet ``interval`` (sub-flows / rate), at least
@@ -278,6 +280,8 @@ def summarise(
                 "duplicates": flow_dups[flow],
                 "reordered": flow_late[flow],
                 "max_gap_ms": round(silence * 1000.0, 1),
+                # when the longest silence between two arrivals ended (epoch s; 0: none)
+                "gap_end": round(gap_end[flow], 3) if gap_end else 0.0,
             }
         )
     received = len(seen)

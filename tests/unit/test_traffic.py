@@ -251,3 +251,22 @@ def test_a_receivers_own_drops_are_named_apart_from_the_fabrics_loss() -> None:
     assert report.failures[1].startswith(f"{flows[0].name}: 6 of the lost packets were dropped")
     clean = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
     assert TrafficReport("lab", "lab", 1.0, 20.0, 2, aggregate(FABRIC, flows, clean), []).ok
+
+
+def test_agent_reports_when_each_subflows_longest_gap_ended() -> None:
+    """The matrix needs to place a silence against the steps of a drain: each sub-flow's
+    longest gap carries the wall-clock time of the arrival that ended it."""
+    thread, result = _recv_in_thread(45885, 8, 2)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(8):
+        if seq == 6:  # sub-flow 0: 0, 2, 4 quickly, then 0.5 s of silence before 6
+            time.sleep(0.5)
+            resumed = time.time()
+        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8), ("127.0.0.1", 45885))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8), ("127.0.0.1", 45885))
+    sock.close()
+    thread.join(15)
+    flow0, flow1 = result["per_subflow"]
+    assert flow0["max_gap_ms"] >= 450.0
+    assert resumed - 0.002 <= flow0["gap_end"] <= resumed + 0.5  # rounded to 1 ms
+    assert resumed - 0.002 <= flow1["gap_end"] <= resumed + 0.5  # 7 came after it too
