@@ -61,6 +61,14 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
     # A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
     # default; watchfrr then kills it and, with no restart command here, it stays dead.
     lines.append('watchfrr_options="--netns -t 600 -T 60"')
+    if "bfdd" in daemons:
+        # bfdd at real-time priority (frrcommon.sh runs "<daemon>_wrap" before the binary).
+        # In the TCG guest a deploy's frr-reload and the probe flows starved it past its
+        # 900 ms detection time: 12 false BFD session downs in 5 min of deploys under probe
+        # flows, each taking a healthy switch's BGP sessions and routes with it (4.5 s of
+        # loss on a flow through a leaf nobody touched); 0 under the same load with this.
+        # A real switch's BFD does not compete with the control plane like this.
+        lines.append('bfdd_wrap="/usr/bin/chrt --fifo 50"')
     return "\n".join(lines) + "\n"
 
 

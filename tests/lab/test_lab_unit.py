@@ -93,6 +93,7 @@ def test_frr_starts_empty() -> None:
     text = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s"))
     assert ": > /etc/frr/dpa-leaf1/frr.conf" in text
     assert 'watchfrr_options="--netns -t 600 -T 60"' in text
+    assert 'bfdd_wrap="/usr/bin/chrt --fifo 50"' in text  # no false BFD downs under load
 
 
 def test_cpio_layout() -> None:
