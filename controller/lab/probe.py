@@ -13,11 +13,12 @@ from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
 AGENT = Path(__file__).with_name("probe_agent.py")
-PROBE_RUN = "chrt --fifo 40 python3"
-"""The probe agents run at real-time priority (below the lab's bfdd, 50): on a loaded TCG
-guest an ordinary process can wait most of a second for a CPU, and a sender or receiver
-that waits shows as network silence in every sub-flow at once (600-850 ms gaps with no
-packet lost, measured during a deploy with three flows running)."""
+PROBE_RUN = "python3"
+"""How the probe agents run. Not at real-time priority: tried (chrt --fifo 40) and taken
+back, 2026-12-01. The silences without loss on flows no event touched stayed at 570-880 ms
+with it, and a server link failure then lost 145 packets (2.8 s) where the run before had
+lost none; in a starved guest a real-time prober takes its CPU from the agents and daemons
+whose reaction it measures. One run each, so neither effect is proven."""
 RECEIVER_SLACK_S = 60.0  # a receiver's last-resort deadline past the flow's own length
 
 
