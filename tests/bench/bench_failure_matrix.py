@@ -9,7 +9,7 @@ of a leaf (drained first, undrained after) and its AUX (pair) link down/up, and 
 docs/failure-matrix.md (and the rows as .json).
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
-  [--quick] [--event WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
+  [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
 Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
 Probes cover each event: 35 s at 100 packets/s. The probes of a drain + undrain (and of a
@@ -224,14 +224,20 @@ def measure(
     return {"event_seconds": round(took, 1), "flows": results}
 
 
-def selected(event: str, quick: bool, words: list[str]) -> bool:
+def selected(event: str, quick: bool, words: list[str], skip: list[str] | None = None) -> bool:
+    if any(w.lower() in event.lower() for w in skip or []):
+        return False
     if words:
         return any(w.lower() in event.lower() for w in words)
     return not quick or event.startswith("drain")
 
 
 def run_variant(
-    mode: str, protection: bool, quick: bool, words: list[str] | None = None
+    mode: str,
+    protection: bool,
+    quick: bool,
+    words: list[str] | None = None,
+    skip: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     data = yaml.safe_load((ROOT / "inventory" / f"lab-{mode}.yaml").read_text())
     data["cross_plane_protection"] = protection
@@ -244,7 +250,7 @@ def run_variant(
         assert seconds_to_healthy(fabric, access) is not None, "fabric did not verify after deploy"
         with LabSession.open(state_dir) as s:
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
-                if not selected(event, quick, words or []):
+                if not selected(event, quick, words or [], skip):
                     continue
                 drain_event = event.startswith("drain") or "drained first" in event
                 seconds = DRAIN_PROBE_S if drain_event else 35
@@ -385,6 +391,9 @@ def main() -> None:
     parser.add_argument(
         "--event", action="append", help="only events whose name contains WORD (repeatable)"
     )
+    parser.add_argument(
+        "--skip", action="append", help="not the events whose name contains WORD (repeatable)"
+    )
     parser.add_argument("--mode", choices=("dual-arp", "evpn-mh"), action="append")
     parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
@@ -405,7 +414,7 @@ def main() -> None:
     earlier_file = args.out.with_suffix(".json")
     rows = json.loads(earlier_file.read_text()) if args.keep and earlier_file.exists() else []
     for mode, protection in run:
-        rows = merged(rows, run_variant(mode, protection, args.quick, args.event))
+        rows = merged(rows, run_variant(mode, protection, args.quick, args.event, args.skip))
         write_report(ordered(rows), args.out)
     print(args.out.read_text())
 
