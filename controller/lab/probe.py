@@ -12,13 +12,9 @@ from controller.lab.errors import LabCommandError, LabError
 from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
+# The agents run at ordinary priority: real-time (chrt --fifo 40) was tried on 2026-12-01 and
+# taken back (README, "False BFD downs in the lab"): one run each, no benefit shown.
 AGENT = Path(__file__).with_name("probe_agent.py")
-PROBE_RUN = "python3"
-"""How the probe agents run. Not at real-time priority: tried (chrt --fifo 40) and taken
-back, 2026-12-01. The silences without loss on flows no event touched stayed at 570-880 ms
-with it, and a server link failure then lost 145 packets (2.8 s) where the run before had
-lost none; in a starved guest a real-time prober takes its CPU from the agents and daemons
-whose reaction it measures. One run each, so neither effect is proven."""
 RECEIVER_SLACK_S = 60.0  # a receiver's last-resort deadline past the flow's own length
 
 
@@ -100,7 +96,7 @@ def _probe_script(
     stop = stop_file(run, port)
     return f"""set -u
 rm -f {ready} {result} {stop} {done}
-ip netns exec {q(dst_ns)} {PROBE_RUN} {agent} recv --bind {q(dst_ip)} --port {port} \\
+ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
   --count {count} --timeout {bound} --ready {ready} \\
   --subflows {subflows} --rate {rate} --done {done} > {result} &
 rp=$!
@@ -111,7 +107,7 @@ done
 [ -e {ready} ] || {{
   echo "probe receiver did not start within 60 s" >&2; kill $rp 2>/dev/null; exit 2
 }}
-ip netns exec {q(src_ns)} {PROBE_RUN} {agent} send --dst {q(dst_ip)} --port {port} \\
+ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \\
   --count {count} --rate {rate} --subflows {subflows}{source} --stop {stop}
 touch {done}
 wait $rp
@@ -177,7 +173,7 @@ def run_flows(
         ready, result = f"{run}/flow.{f.port}.ready", f"{run}/flow.{f.port}.json"
         lines += [
             f"rm -f {ready} {result} {result}.tx {run}/flow.{f.port}.done",
-            f"ip netns exec {q(nodes[f.dst].namespace)} {PROBE_RUN} {agent} recv"
+            f"ip netns exec {q(nodes[f.dst].namespace)} python3 {agent} recv"
             f" --bind {q(f.dst_ip)} --port {f.port} --count {count} --timeout {bound}"
             f" --ready {ready}"
             f" --subflows {subflows} --rate {rate_pps} --done {run}/flow.{f.port}.done"
@@ -191,7 +187,7 @@ def run_flows(
     for index, f in enumerate(flows):
         sniff = f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
         lines.append(
-            f"ip netns exec {q(nodes[f.src].namespace)} {PROBE_RUN} {agent} send"
+            f"ip netns exec {q(nodes[f.src].namespace)} python3 {agent} send"
             f" --dst {q(f.dst_ip)} --port {f.port} --count {count} --rate {rate_pps}"
             f" --subflows {subflows}"
             f" --src {q(f.src_ip)} --sport-base {40000 + 100 * index}{sniff}"

@@ -64,9 +64,10 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
     if "bfdd" in daemons:
         # bfdd at real-time priority (frrcommon.sh runs "<daemon>_wrap" before the binary).
         # In the TCG guest a deploy's frr-reload and the probe flows starved it past its
-        # 900 ms detection time: 12 false BFD session downs in 5 min of deploys under probe
-        # flows, each taking a healthy switch's BGP sessions and routes with it (4.5 s of
-        # loss on a flow through a leaf nobody touched); 0 under the same load with this.
+        # 900 ms detection time: 12 BFD session-down events over the 8 switches (a failed
+        # session counts at both its ends) in 5 min of deploys under probe flows, each taking
+        # a healthy switch's BGP sessions and routes with it (4.5 s of loss on a flow through
+        # a leaf nobody touched); 0 under the same load with this (one run each).
         # A real switch's BFD does not compete with the control plane like this.
         lines.append('bfdd_wrap="/usr/bin/chrt --fifo 50"')
     return "\n".join(lines) + "\n"
