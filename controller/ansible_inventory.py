@@ -85,7 +85,10 @@ def ssh_common_args(access: SshAccess) -> str:
     if access.known_hosts:
         args += ["-o", f"UserKnownHostsFile={access.known_hosts}"]
         args += ["-o", "StrictHostKeyChecking=yes"]
-    args += ["-o", f"ConnectTimeout={access.connect_timeout}", "-o", "BatchMode=yes"]
+    # No ConnectTimeout here: Ansible puts its own `-o ConnectTimeout=` (its `timeout`
+    # option) before these arguments and ssh keeps the first value it reads, so the connect
+    # timeout is set through `ansible_ssh_timeout` (build_inventory) instead.
+    args += ["-o", "BatchMode=yes"]
     return shlex.join(args)
 
 
@@ -152,6 +155,8 @@ def build_inventory(
     group_vars: dict[str, Any] = {
         "ansible_user": access.user,
         "ansible_ssh_common_args": ssh_common_args(access),
+        # the server's own SSH connect (and banner) timeout; see ssh_common_args
+        "ansible_ssh_timeout": access.connect_timeout,
         "ansible_python_interpreter": "auto_silent",
         "fabric_name": fabric.intent.name,
         "dual_leaf_mode": mode,

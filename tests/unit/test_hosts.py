@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller import hosts as hosts_mod
-from controller.ansible_inventory import SshAccess, build_inventory, ssh_common_args
+from controller.ansible_inventory import GROUP, SshAccess, build_inventory, ssh_common_args
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.hosts import HostsError, _outcomes, require_ansible, select_servers
@@ -177,6 +177,36 @@ def test_jump_args_use_lab_key_known_hosts_and_proxycommand() -> None:
 def test_no_jump_without_lab() -> None:
     args = ssh_common_args(SshAccess(user="admin", key_file="/k"))
     assert "ProxyCommand" not in args and "BatchMode=yes" in args
+
+
+def test_ansible_connects_with_the_accesss_timeout(tmp_path: Path) -> None:
+    """Ansible puts its own ``-o ConnectTimeout=`` (default 10 s) before the common args and
+    ssh keeps the first value: the timeout must reach ssh through Ansible's own option. Real
+    ansible-runner, with an ssh that records its arguments and fails."""
+    require_ansible()
+    import ansible_runner
+
+    record = tmp_path / "argv"
+    fake_ssh = tmp_path / "ssh"
+    fake_ssh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\nexit 255\n')
+    fake_ssh.chmod(0o755)
+    access = SshAccess(
+        user="root", key_file="/s/id_ed25519", jump_host="127.0.0.1", connect_timeout=30
+    )
+    inventory = build_inventory(_fabric("dual-arp"), access, ["srv0001"])
+    inventory["all"]["children"][GROUP]["vars"]["ansible_ssh_executable"] = str(fake_ssh)
+    (tmp_path / "run").mkdir()
+    ansible_runner.run(
+        private_data_dir=str(tmp_path / "run"),
+        host_pattern="all",
+        module="ping",
+        inventory=inventory,
+        envvars={"ANSIBLE_SSH_RETRIES": "0"},
+        quiet=True,
+    )
+    argv = record.read_text().splitlines()
+    timeouts = [a for a in argv if a.startswith("ConnectTimeout=")]
+    assert timeouts and timeouts[0] == "ConnectTimeout=30", argv
 
 
 # -- errors --------------------------------------------------------------------------------
