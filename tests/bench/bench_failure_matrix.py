@@ -180,9 +180,11 @@ def measure(
     stop_early: bool = False,
 ) -> dict[str, Any]:
     """Probe every flow while ``action`` runs. A probe that fails is reported as such (its
-    error in the row), never dropped. With ``stop_early`` the probes are an upper bound and
+    error in the row), never dropped; so is an action that fails (a drain refused, say): the
+    matrix goes on with the next event. With ``stop_early`` the probes are an upper bound and
     end TAIL_S after the action returns (their rows count what was sent until then)."""
     results: dict[str, Any] = {}
+    event_error = None
 
     def probe(index: int, name: str, src: str, dst: str, ip: str, src_ip: str) -> None:
         count = int(seconds * RATE)
@@ -212,6 +214,8 @@ def measure(
     started = time.monotonic()
     try:
         action()
+    except Exception as exc:  # recorded in the matrix
+        event_error = f"{type(exc).__name__}: {exc}"[:300]
     finally:
         took = time.monotonic() - started
         if stop_early:
@@ -221,7 +225,7 @@ def measure(
                     stop_probe(session, first_port + index)
         for t in threads:
             t.join(timeout=seconds + 120)
-    return {"event_seconds": round(took, 1), "flows": results}
+    return {"event_seconds": round(took, 1), "flows": results, "event_error": event_error}
 
 
 def selected(event: str, quick: bool, words: list[str], skip: list[str] | None = None) -> bool:
@@ -275,6 +279,7 @@ def run_variant(
                             "max_gap_ms": probe.get("max_gap_ms"),
                             "healthy_after": healthy,
                             "error": probe.get("error"),
+                            "event_error": result["event_error"],
                             "measured": measured,
                         }
                     )
@@ -314,7 +319,9 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        if r.get("error"):
+        if r.get("event_error"):
+            result = f"| event failed: {r['event_error'][:120]} | | | | "
+        elif r.get("error"):
             result = f"| probe failed: {r['error'][:120]} | | | | "
         else:
             result = (
