@@ -51,6 +51,13 @@ SUBFLOWS = 4
 DRAIN_PROBE_S = 600  # upper bound of a drain + undrain; the probes end TAIL_S after it
 TAIL_S = 10
 LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
+TIMELINE: list[tuple[float, str]] = []
+"""The running event's steps (host wall clock, name): with each sub-flow's gap_end in the
+rows, it places a loss in the event (which drain step, the link's down or its up)."""
+
+
+def mark(_device: str, step: str) -> None:
+    TIMELINE.append((time.time(), step))
 
 
 def flows(fabric: Fabric) -> dict[str, tuple[str, str, str, str]]:
@@ -93,6 +100,7 @@ def _links(fabric: Fabric, device: str) -> list[str]:
 
 def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[[], None]]:
     def set_links(device: str, state: str) -> None:
+        mark(device, f"links {state}")
         batch = "\n".join(
             f"ip -n {_node_ns(device)} link set {p} {state}" for p in _links(fabric, device)
         )
@@ -108,15 +116,18 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
 
     def server_link() -> None:
         srv, port = SERVER_PORT
+        mark(srv, "link down")
         s.root_run(f"ip -n {_node_ns(srv)} link set {port} down")
         time.sleep(10)
+        mark(srv, "link up")
         s.root_run(f"ip -n {_node_ns(srv)} link set {port} up")
 
     def drain_undrain(hosts_first: bool) -> Callable[[], None]:
         def run() -> None:
-            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first)
+            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
             assert drained.ok, drained.to_dict()
-            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first)
+            mark(LEAF, "undrain")
+            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
             assert back.ok, back.to_dict()
 
         return run
@@ -129,8 +140,10 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
 
     def aux_link() -> None:
         aux = aux_ports[0]
+        mark(LEAF, "aux down")
         s.root_run(f"ip -n {_node_ns(LEAF)} link set {aux} down")
         time.sleep(10)
+        mark(LEAF, "aux up")
         s.root_run(f"ip -n {_node_ns(LEAF)} link set {aux} up")
 
     def restart_frr() -> None:
@@ -143,18 +156,22 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
     def frr_crash() -> None:
         """bgpd dies (SIGKILL: no withdrawal, no NOTIFICATION), then FRR is restarted, as
         a supervisor would; the lab's watchfrr has no restart command."""
+        mark(LEAF, "bgpd killed")
         s.root_run(f"kill -9 $(cat /run/frr/{_node_ns(LEAF)}/bgpd.pid); sleep 2")
+        mark(LEAF, "FRR restart")
         restart_frr()
 
     def frr_planned() -> None:
         """What the README asks for a planned FRR restart: drain, restart, undrain (bgpd
         withdraws its routes as it stops, FRRouting/frr#12041, so no restart is hitless
         on its own)."""
-        drained = drain(fabric, LEAF, access=access)
+        drained = drain(fabric, LEAF, access=access, progress=mark)
         assert drained.ok, drained.to_dict()
+        mark(LEAF, "FRR restart")
         restart_frr()
         assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after restart"
-        back = undrain(fabric, LEAF, access=access)
+        mark(LEAF, "undrain")
+        back = undrain(fabric, LEAF, access=access, progress=mark)
         assert back.ok, back.to_dict()
 
     chosen = {
@@ -208,10 +225,15 @@ def measure(
         threading.Thread(target=probe, args=(i, n, *f))
         for i, (n, f) in enumerate(flows(fabric).items())
     ]
+    with LabSession.open(state_dir) as session:  # the guest's clock, against the host's
+        before = time.time()
+        guest_now = float(session.root_run("date +%s.%N")[1] or "nan")
+        guest_offset = guest_now - (before + time.time()) / 2
     for t in threads:
         t.start()
     time.sleep(5)
-    started = time.monotonic()
+    TIMELINE.clear()
+    started, started_at = time.monotonic(), time.time()
     try:
         action()
     except Exception as exc:  # recorded in the matrix
@@ -225,7 +247,20 @@ def measure(
                     stop_probe(session, first_port + index)
         for t in threads:
             t.join(timeout=seconds + 120)
-    return {"event_seconds": round(took, 1), "flows": results, "event_error": event_error}
+    return {
+        "event_seconds": round(took, 1),
+        "flows": results,
+        "event_error": event_error,
+        # seconds from the event's start: its steps, and when each sub-flow's longest gap ended
+        "timeline": [[round(at - started_at, 2), step] for at, step in TIMELINE],
+        "gap_ends": {
+            name: [
+                round(f["gap_end"] - guest_offset - started_at, 2) if f.get("gap_end") else None
+                for f in probe.get("per_subflow", [])
+            ]
+            for name, probe in results.items()
+        },
+    }
 
 
 def selected(event: str, quick: bool, words: list[str], skip: list[str] | None = None) -> bool:
@@ -280,6 +315,12 @@ def run_variant(
                             "healthy_after": healthy,
                             "error": probe.get("error"),
                             "event_error": result["event_error"],
+                            "timeline": result["timeline"],
+                            "subflow_lost": [f["lost"] for f in probe.get("per_subflow", [])],
+                            "subflow_gap_ms": [
+                                f["max_gap_ms"] for f in probe.get("per_subflow", [])
+                            ],
+                            "subflow_gap_end_s": result["gap_ends"].get(flow, []),
                             "measured": measured,
                         }
                     )
