@@ -6,7 +6,9 @@ only, then with the servers moving off it first), a server link down/up, a leaf 
 spine down/up, an FRR crash on a leaf (bgpd killed, FRR restarted), a planned FRR restart
 of a leaf (drained first, undrained after) and its AUX (pair) link down/up, and writes a table
 (mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
-docs/failure-matrix.md (and the rows as .json).
+docs/failure-matrix.md (and the rows as .json; each JSON row also carries the event's steps
+and, per sub-flow, its loss, its longest gap and when that gap ended, in seconds from the
+event's start, so that a loss can be placed in the event).
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
