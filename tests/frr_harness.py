@@ -35,6 +35,13 @@ def frr_available() -> bool:
     return FRR_INIT.exists() and shutil.which("vtysh") is not None and os.geteuid() == 0
 
 
+def sh(command: str, check: bool = True) -> str:
+    """A shell command's stdout (the benches' namespace and route plumbing)."""
+    return subprocess.run(
+        command, shell=True, capture_output=True, text=True, check=check, timeout=120
+    ).stdout
+
+
 def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, check=check, timeout=60)
 

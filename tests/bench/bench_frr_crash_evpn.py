@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.frr_harness import FRR_INIT, start_frr, stop_frr
+from tests.frr_harness import FRR_INIT, sh, start_frr, stop_frr
 
 NS = ("dpb-ce-r1", "dpb-ce-r2")
 ROUTE = "10.8.8.8"
@@ -64,12 +64,6 @@ VARIANTS = {
     "evpn": ("", EVPN),
     "evpn-mh-delay": ("evpn mh startup-delay 10", EVPN),
 }
-
-
-def sh(command: str, check: bool = True) -> str:
-    return subprocess.run(
-        command, shell=True, capture_output=True, text=True, check=check, timeout=120
-    ).stdout
 
 
 def has_route() -> bool:

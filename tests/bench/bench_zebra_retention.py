@@ -15,14 +15,13 @@ Takes 2-5 minutes. Cleans up its namespaces and /etc/frr/dpb-zr-* whatever happe
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.frr_harness import FRR_INIT, start_frr, stop_frr
+from tests.frr_harness import FRR_INIT, sh, start_frr, stop_frr
 
 NS = ("dpb-zr-r1", "dpb-zr-r2")
 ROUTE = "10.9.9.9/32"
@@ -54,12 +53,6 @@ router bgp 65002
 !
 """,
 }
-
-
-def sh(command: str, check: bool = True) -> str:
-    return subprocess.run(
-        command, shell=True, capture_output=True, text=True, check=check, timeout=120
-    ).stdout
 
 
 def vtysh(ns: str, command: str) -> str:

@@ -179,7 +179,7 @@ def test_no_jump_without_lab() -> None:
     assert "ProxyCommand" not in args and "BatchMode=yes" in args
 
 
-def test_ansible_connects_with_the_accesss_timeout(tmp_path: Path) -> None:
+def test_ansible_connects_with_the_access_timeout(tmp_path: Path) -> None:
     """Ansible puts its own ``-o ConnectTimeout=`` (default 10 s) before the common args and
     ssh keeps the first value: the timeout must reach ssh through Ansible's own option. Real
     ansible-runner, with an ssh that records its arguments and fails."""
