@@ -112,16 +112,18 @@ class Bgp:
     graceful_shutdown: bool
     wcmp: bool
     graceful_restart: bool = False
-    """RFC 4724 restarter and helper, forwarding state preserved: on in every fabric, on
+    """RFC 4724 restarter and helper, forwarding state preserved: on in dual-ARP fabrics, on
     every switch and every platform, so that a crashed bgpd keeps the leaf forwarding (its
     zebra keeps a graceful-restart client's routes; the spines keep the leaf's routes as
     stale until its End-of-RIB). Measured in the lab: README "FRR restart on a leaf,
-    measured". EVPN-MH fabrics had it off from 2026-11-30 to 2026-12-02: in one lab run
-    leaves with it had no selected route to their plane's loopbacks after a deploy while
-    their pair session was not up. That did not come back in two EVPN-MH lab runs with it
-    on (2026-12-02, plane by plane and both planes at once), and with it off zebra drops
-    bgpd's routes the moment bgpd dies (README, "Re-measured 2026-12-02"). A planned FRR
-    restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
+    measured". Off in EVPN-MH fabrics: in the EVPN-MH lab (2026-11-30) leaves with it
+    rendered had no selected route to their plane's loopbacks after a deploy while their
+    pair session was not up. Cause unknown: on the host's FRR 8.4 a new or restarted BGP
+    instance with it and a peer that never came up selected its routes at once. Turned on
+    for EVPN-MH on 2026-12-02 and back off the same day: two EVPN-MH lab deploys with it went
+    well (and a killed bgpd then kept the leaf's kernel routes), the third found bgpd dead
+    on a leaf and a spine after the commit (cause not found). A planned
+    FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
     FRRouting/frr#12041): drain the leaf first."""
 
 
@@ -456,7 +458,7 @@ def _bgp(
         import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
         graceful_shutdown=maintenance in ("graceful-shutdown", "isolated"),
         wcmp=intent.load_balancing.mode == "wcmp",
-        graceful_restart=True,
+        graceful_restart=intent.dual_leaf_mode == "dual-arp",
     )
 
 
