@@ -30,6 +30,7 @@ from controller.intent import load_intent  # noqa: E402
 from controller.lab import down  # noqa: E402
 from controller.labfabric import bring_up, lab_dir  # noqa: E402
 from controller.verify import verify  # noqa: E402
+from tests.bench.labbench import exit_on_sigterm  # noqa: E402
 
 PREFIX = "dpb-"
 
@@ -85,6 +86,7 @@ def one_run(fabric: Fabric) -> dict[str, float]:
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("intent", nargs="?", default=str(ROOT / "inventory" / "lab-dual-arp.yaml"))
     parser.add_argument("--runs", type=int, default=1)

@@ -45,7 +45,11 @@ from controller.generator import build_fabric  # noqa: E402
 from controller.intent import intent_from_data  # noqa: E402
 from controller.lab import LabSession, down, run_probe, stop_probe  # noqa: E402
 from controller.labfabric import lab_dir  # noqa: E402
-from tests.bench.labbench import deployed_lab, seconds_to_healthy  # noqa: E402
+from tests.bench.labbench import (  # noqa: E402
+    deployed_lab,
+    exit_on_sigterm,
+    seconds_to_healthy,
+)
 
 PREFIX = "dpm-"
 RATE = 100.0  # packets/s per flow, over all its sub-flows
@@ -162,6 +166,8 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         the event restarted all of FRR on top, racing watchfrr's own restart of bgpd."""
         pid_file = f"/run/frr/{_node_ns(LEAF)}/bgpd.pid"
         before = s.root_run(f"cat {pid_file}")[1].strip()
+        if not before.isdigit():
+            raise AssertionError(f"no bgpd pid in {pid_file}: {before!r}")
         mark(LEAF, "bgpd killed")
         s.root_run(f"kill -9 {before}")
         deadline = time.monotonic() + 60
@@ -446,6 +452,7 @@ def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main() -> None:
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="drain + undrain only")
     parser.add_argument(

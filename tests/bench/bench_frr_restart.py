@@ -34,7 +34,11 @@ from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import LabSession, down, run_probe  # noqa: E402
 from controller.labfabric import lab_dir  # noqa: E402
-from tests.bench.labbench import deployed_lab, seconds_to_healthy  # noqa: E402
+from tests.bench.labbench import (  # noqa: E402
+    deployed_lab,
+    exit_on_sigterm,
+    seconds_to_healthy,
+)
 
 PREFIX = "dpb-"
 LEAF = "p1-g1-leaf1"
@@ -120,6 +124,7 @@ def restart_once(
 
 
 def main() -> None:
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", default="dual-arp", choices=("dual-arp", "evpn-mh"))
     ap.add_argument("--variant", action="append", help="zebra options besides the base")

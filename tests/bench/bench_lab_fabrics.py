@@ -20,11 +20,13 @@ from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import down  # noqa: E402
 from controller.labfabric import bring_up, lab_dir  # noqa: E402
+from tests.bench.labbench import exit_on_sigterm  # noqa: E402
 
 PREFIX = "dpu-"
 
 
 def main() -> None:
+    exit_on_sigterm()
     os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-bench-labs-"))
     for name in ("lab-dual-arp", "lab-evpn-mh"):
         fabric = build_fabric(load_intent(ROOT / "inventory" / f"{name}.yaml"))

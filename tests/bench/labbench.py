@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -10,6 +12,12 @@ from controller.deploy import deploy
 from controller.facts import Fabric
 from controller.labfabric import bring_up
 from controller.verify import verify
+
+
+def exit_on_sigterm() -> None:
+    """A bench stopped with SIGTERM unwinds (its ``finally`` takes the lab down) instead of
+    dying at once and leaving the lab's QEMU running: a stopped matrix run did that."""
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
 
 
 def deployed_lab(fabric: Fabric, state_dir: Path, prefix: str) -> Access:
