@@ -59,8 +59,8 @@ def frr_daemons_file(daemons: tuple[str, ...]) -> str:
     lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000 -r -K 120"']
     lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
     # A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
-    # default; watchfrr then kills it and starts it again (its default restart: a bgpd killed
-    # with -9 ran again within 4 s, host FRR 8.4, 2026-12-02), a restart nobody asked for.
+    # default; watchfrr then kills it. (A daemon that dies is started again by watchfrr's
+    # default restart: a bgpd killed with -9 ran again within 4 s, host FRR 8.4, 2026-12-02.)
     lines.append('watchfrr_options="--netns -t 600 -T 60"')
     if "bfdd" in daemons:
         # bfdd at real-time priority (frrcommon.sh runs "<daemon>_wrap" before the binary).

@@ -120,9 +120,10 @@ class Bgp:
     rendered had no selected route to their plane's loopbacks after a deploy while their
     pair session was not up. Cause unknown: on the host's FRR 8.4 a new or restarted BGP
     instance with it and a peer that never came up selected its routes at once. Turned on
-    for EVPN-MH on 2026-12-02 and back off the same day: two EVPN-MH lab deploys with it went
-    well (and a killed bgpd then kept the leaf's kernel routes), the third found bgpd dead
-    on a leaf and a spine after the commit (cause not found). A planned
+    for EVPN-MH on 2026-12-02 and back off the same day: five of six EVPN-MH lab deploys
+    with it went well (after one, a killed bgpd left the leaf's kernel routes in place); the
+    failure matrix's found bgpd dead on a leaf and a spine after the commit (cause not
+    found). A planned
     FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
     FRRouting/frr#12041): drain the leaf first."""
 
