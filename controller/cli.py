@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -694,6 +695,39 @@ def lab_status(
             info["ssh"],
         )
     out.print(table)
+
+
+@lab_app.command("logs")
+def lab_logs(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Only this lab node's messages.")
+    ] = None,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="Last N messages.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the lab's syslog: what the switches' FRR and lldpd logged, tagged by node."""
+    from controller.lab import LabError, LabSession
+
+    try:
+        name = load_intent(fabric).name
+        with LabSession.open(state_dir or labfabric.lab_dir(name)) as session:
+            found = session.syslog(node, lines)
+    except LabError as exc:
+        fail(DpctlError("lab", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, "messages": found})
+        return
+    for entry in found:
+        stamp = time.strftime("%H:%M:%S", time.gmtime(entry["time"]))
+        out.print(
+            f"{stamp} {entry['node']:<16} {entry['severity']:<7} {entry['message']}",
+            markup=False,
+            highlight=False,
+        )
 
 
 @lab_app.command("down")

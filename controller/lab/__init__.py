@@ -19,7 +19,13 @@ from controller.lab.errors import (
     LabTimeoutError,
     LabTopologyError,
 )
-from controller.lab.probe import FlowSpec, run_flows, run_probe, stop_probe
+from controller.lab.probe import (
+    FlowSpec,
+    run_flows,
+    run_probe,
+    stop_probe,
+    wait_probes_flowing,
+)
 from controller.lab.runtime import DEFAULT_PREFIX, down, status, up
 from controller.lab.session import LabSession
 from controller.lab.state import LabState, NodeState, load_state
@@ -48,4 +54,5 @@ __all__ = [
     "status",
     "stop_probe",
     "up",
+    "wait_probes_flowing",
 ]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.lab.errors import LabCommandError, LabError
+from controller.lab.errors import LabCommandError, LabError, LabTimeoutError
 from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
@@ -93,12 +94,12 @@ def _probe_script(
     source = f" --src {q(src_ip)}" if src_ip else ""
     ready, result = f"{run}/probe.{port}.ready", f"{run}/probe.{port}.json"
     done = f"{run}/probe.{port}.done"
-    stop = stop_file(run, port)
+    stop, flowing = stop_file(run, port), flowing_file(run, port)
     return f"""set -u
-rm -f {ready} {result} {stop} {done}
+rm -f {ready} {result} {stop} {done} {flowing}
 ip netns exec {q(dst_ns)} python3 {agent} recv --bind {q(dst_ip)} --port {port} \\
   --count {count} --timeout {bound} --ready {ready} \\
-  --subflows {subflows} --rate {rate} --done {done} > {result} &
+  --subflows {subflows} --rate {rate} --done {done} --flowing {flowing} > {result} &
 rp=$!
 i=0
 while [ ! -e {ready} ] && [ $i -lt 1200 ] && kill -0 $rp 2>/dev/null; do
@@ -112,12 +113,36 @@ ip netns exec {q(src_ns)} python3 {agent} send --dst {q(dst_ip)} --port {port} \
 touch {done}
 wait $rp
 cat {result}
-rm -f {ready} {result} {stop} {done}
+rm -f {ready} {result} {stop} {done} {flowing}
 """
 
 
 def stop_file(run: str, port: int) -> str:
     return f"{run}/probe.{port}.stop"
+
+
+def flowing_file(run: str, port: int) -> str:
+    return f"{run}/probe.{port}.flowing"
+
+
+def wait_probes_flowing(session: LabSession, ports: list[int], timeout: float = 300.0) -> float:
+    """Wait until the first packet of each ``run_probe`` flow to ``ports`` has arrived (a
+    loaded lab guest can start a sender tens of seconds after it was asked to); returns the
+    seconds waited. Raises LabTimeoutError naming the ports still silent."""
+    run = run_dir(session.state.prefix)
+    files = " ".join(flowing_file(run, p) for p in ports)
+    started = time.monotonic()
+    while True:
+        _rc, out, _err = session.root_run(f"for f in {files}; do [ -e $f ] || echo $f; done")
+        silent = [p for p in ports if flowing_file(run, p) in out.split()]
+        if not silent:
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            raise LabTimeoutError(
+                f"probe flows to ports {', '.join(map(str, silent))} not flowing after "
+                f"{timeout:.0f} s"
+            )
+        time.sleep(1.0)
 
 
 def stop_probe(session: LabSession, port: int) -> None:

@@ -2,7 +2,7 @@
 """Fixed-rate, sequence-numbered UDP flow (stdlib only; runs inside lab namespaces).
 
     probe_agent.py recv --bind IP --port P --count N --timeout S [--ready FILE]
-                        [--subflows K] [--rate PPS] [--done FILE]
+                        [--subflows K] [--rate PPS] [--done FILE] [--flowing FILE]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
                         [--sport-base B] [--sniff IF1,IF2] [--stop FILE]
 
@@ -28,7 +28,10 @@ flow's start: on a loaded host the senders may start seconds after the receivers
 deadline counted from the receiver's start cut such flows short and counted their tail as
 lost. ``receiver_dropped`` is what the receiving socket itself dropped because its buffer
 was full (``/proc/net/udp``): packets the network delivered but the probe host was too busy
-to read, reported apart from the network's loss.
+to read, reported apart from the network's loss. ``first_arrival`` and ``last_arrival``
+(epoch s, 0: nothing arrived) say which span of time the flow covered, and ``--flowing
+FILE`` is created at the first arrival: a measurement around an event starts the event only
+once its flows are flowing (on a loaded lab guest a sender can start tens of seconds late).
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ def recv(
     subflows: int = 1,
     rate: float | None = None,
     done: str | None = None,
+    flowing: str | None = None,
 ) -> dict[str, object]:
     sock = _receiver(bind, port)
     if ready:
@@ -201,6 +205,7 @@ def recv(
     flow_dups, flow_late = [0] * subflows, [0] * subflows
     done_seen = False
     next_look = 0.0
+    first_at = last_at = 0.0  # wall clock of the first and the last packet of the flow
     while (now := time.monotonic()) < deadline:
         if done and not done_seen and now >= next_look:
             next_look = now + 0.2
@@ -221,6 +226,11 @@ def recv(
         if magic != _MAGIC:
             continue
         now = time.monotonic()
+        last_at = time.time()
+        if not first_at:
+            first_at = last_at
+            if flowing:
+                open(flowing, "w").close()
         flow = seq % subflows
         if flow in last and now - last[flow] > gap[flow]:
             gap[flow], gap_end[flow] = now - last[flow], time.time()
@@ -237,6 +247,7 @@ def recv(
     interval = subflows / rate if rate else None
     result = summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end)
     result["receiver_dropped"] = socket_drops(sock)
+    result["first_arrival"], result["last_arrival"] = round(first_at, 3), round(last_at, 3)
     sock.close()
     return result
 
@@ -314,6 +325,7 @@ def main() -> None:
     ap.add_argument("--sniff", default="", help="interfaces to count egress on (comma list)")
     ap.add_argument("--stop", default="", help="stop sending once this file exists")
     ap.add_argument("--done", default=None, help="the senders have exited once this exists")
+    ap.add_argument("--flowing", default=None, help="created when the first packet arrives")
     a = ap.parse_args()
     if a.mode == "send":
         sniff = [i for i in a.sniff.split(",") if i]
@@ -323,7 +335,9 @@ def main() -> None:
         if sniff:
             print(json.dumps(egress))
     else:
-        result = recv(a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate, a.done)
+        result = recv(
+            a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate, a.done, a.flowing
+        )
         print(json.dumps(result))
 
 

@@ -185,7 +185,14 @@ def _build(
     state: LabState, topo: LabTopology, executor: Executor, lldpd: bool, daemons: tuple[str, ...]
 ) -> None:
     spath = GUEST_STATE_PATH if state.mode == "guest" else state.state_dir
-    plan = scripts.BuildPlan(topo, state.prefix, spath, lldpd=lldpd, frr_daemons=daemons)
+    plan = scripts.BuildPlan(
+        topo,
+        state.prefix,
+        spath,
+        lldpd=lldpd,
+        frr_daemons=daemons,
+        syslog=state.mode == "guest",  # natively, the host's own syslog keeps the logs
+    )
     rc, out, err = executor.run_script(scripts.build_script(plan), timeout=600.0)
     if rc != 0:
         raise LabCommandError(f"lab build failed (rc {rc}): {err.strip()[-2000:]}", rc, out, err)

@@ -11,6 +11,7 @@ import itertools
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from controller.lab.errors import LabError
 from controller.lab.topology import (
@@ -23,6 +24,7 @@ from controller.lab.topology import (
 )
 
 FRRINIT = "/usr/lib/frr/frrinit.sh"
+SYSLOG_SINK = Path(__file__).with_name("syslog_sink.py")
 NEIGH_THRESH = {1: 4096, 2: 16384, 3: 32768}
 NODE_SSHD_CONFIG = """\
 AuthorizedKeysFile {run}/authorized_keys
@@ -95,6 +97,7 @@ class BuildPlan:
     state_path: str  # the lab state dir as seen by the script's machine
     lldpd: bool = True
     frr_daemons: tuple[str, ...] = DEFAULT_FRR_DAEMONS
+    syslog: bool = False  # run syslog_sink.py at /dev/log (the guest has no syslog daemon)
 
 
 def heredoc(path: str, body: str, mode: str = "644") -> str:
@@ -133,6 +136,21 @@ def parse_marks(output: str) -> dict[str, float]:
     return {f"{b[0]}_s": round(b[1] - a[1], 2) for a, b in itertools.pairwise(times)}
 
 
+def syslog_path(prefix: str) -> str:
+    """The guest's syslog file (see ``syslog_sink.py``)."""
+    return f"{run_dir(prefix)}/log/syslog.log"
+
+
+def _syslog_start(prefix: str) -> str:
+    """Write syslog_sink.py into the run dir and start it detached (``setsid -f``: the build's
+    ``wait`` must not wait for it), before any daemon that logs starts."""
+    sink = f"{run_dir(prefix)}/syslog_sink.py"
+    return heredoc(sink, SYSLOG_SINK.read_text(), "755") + (
+        f"setsid -f python3 {sink} /dev/log {syslog_path(prefix)} "
+        f"</dev/null >{run_dir(prefix)}/log/syslog-sink.err 2>&1\n"
+    )
+
+
 def _root_prep(plan: BuildPlan) -> str:
     run = run_dir(plan.prefix)
     lines = [f"mkdir -p {run}/keys {run}/log /run/frr /run/netns /run/sshd /run/lldpd"]
@@ -148,7 +166,12 @@ def _root_prep(plan: BuildPlan) -> str:
         lines.append(f"cp {q(plan.state_path)}/nodes/{n.name}.key {key} && chmod 600 {key}")
     lines.append("[ -e /run/lldpd.socket ] || touch /run/lldpd.socket")
     lines.append(f"echo 'configure lldp portidsubtype ifname' > {run}/lldpd.conf")
-    return "\n".join(lines) + "\n" + heredoc(f"{run}/sshd_config", NODE_SSHD_CONFIG.format(run=run))
+    return (
+        "\n".join(lines)
+        + "\n"
+        + (_syslog_start(plan.prefix) if plan.syslog else "")
+        + heredoc(f"{run}/sshd_config", NODE_SSHD_CONFIG.format(run=run))
+    )
 
 
 def _root_batch(plan: BuildPlan) -> str:

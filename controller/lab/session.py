@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from controller.lab.executor import (
     exec_over_ssh,
 )
 from controller.lab.guest import connect_guest
+from controller.lab.scripts import syslog_path
 from controller.lab.state import LabState, load_state
 
 
@@ -205,3 +207,48 @@ class LabSession:
             f"{node}: {len(up)}/{expected_count} BGP sessions established "
             f"after {timeout:.0f}s ({', '.join(sorted(up)) or 'none'})"
         )
+
+    # -- logs ----------------------------------------------------------------------
+    def syslog(self, node: str | None = None, lines: int = 200) -> list[dict[str, Any]]:
+        """The guest's syslog (``syslog_sink.py``): the last ``lines`` messages, of one node
+        or of all, oldest first, each ``{"time": guest epoch, "node": name ("-": the guest),
+        "severity", "message"}``.
+        A native lab logs to the host's own syslog: refused there."""
+        if self.state.mode != "guest":
+            raise LabError("a native lab's daemons log to the host's syslog, not to the lab")
+        if node is not None and node not in self.state.nodes:
+            raise LabError(f"no node {node!r} in this lab")
+        if not 1 <= lines <= 100_000:
+            raise LabError(f"lines must be 1..100000, not {lines}")
+        path = syslog_path(self.state.prefix)
+        tag = f"{self.state.prefix}{node}" if node else ""
+        pick = f"awk -v n={shlex.quote(tag)} '$2 == n' {path}" if node else f"cat {path}"
+        rc, out, err = self.root_run(f"[ -f {path} ] || exit 3; {pick} | tail -n {lines}")
+        if rc == 3:
+            raise LabError(f"no syslog in this lab ({path} is missing: built before it had one)")
+        if rc != 0:
+            raise LabCommandError(f"reading the lab's syslog failed: {err.strip()}", rc)
+        found = []
+        for line in out.splitlines():
+            stamp, _sp, rest = line.partition(" ")
+            ns, _sp, message = rest.partition(" ")
+            try:
+                when = float(stamp)
+            except ValueError:
+                continue
+            name = ns.removeprefix(self.state.prefix) if ns.startswith(self.state.prefix) else ns
+            found.append({"time": when, "node": name, **parse_syslog_message(message)})
+        return found
+
+
+SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+_SYSLOG = re.compile(r"<(\d{1,3})>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )?(.*)", re.S)
+
+
+def parse_syslog_message(raw: str) -> dict[str, str]:
+    """``<PRI>Mmm dd hh:mm:ss tag[pid]: text`` (RFC 3164, what libc's syslog sends) ->
+    severity and the message from its tag on; anything else is kept whole."""
+    m = _SYSLOG.fullmatch(raw)
+    if not m:
+        return {"severity": "", "message": raw}
+    return {"severity": SEVERITIES[int(m.group(1)) % 8], "message": m.group(2)}

@@ -8,15 +8,17 @@ of a leaf (drained first, undrained after) and its AUX (pair) link down/up, and 
 (mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
 docs/failure-matrix.md (and the rows as .json; each JSON row also carries the event's steps
 and, per sub-flow, its loss, its longest gap and when that gap ended, in seconds from the
-event's start, so that a loss can be placed in the event).
+event's start, so that a loss can be placed in the event). What the switches logged in each
+variant (the lab's syslog) is kept next to OUT as OUT-stem.<mode>-<on|off>.syslog.
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
 Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
-Probes cover each event: 35 s at 100 packets/s. The probes of a drain + undrain (and of a
-planned restart, which drains) are sized for 600 s and end 10 s after the undrain returns
-(its length varies with the guest's load).
+Probes at 100 packets/s per flow: each event starts once every flow is flowing (on the loaded
+guest a sender can start tens of seconds after it was asked to) and the flows end 20 s after
+the event returns (sized for 600 s); each row says whether its flow covered the event. An FRR
+crash returns once the leaf's BGP sessions are up again.
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ from controller.drain import drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import intent_from_data  # noqa: E402
-from controller.lab import LabSession, down, run_probe, stop_probe  # noqa: E402
+from controller.lab import (  # noqa: E402
+    LabSession,
+    down,
+    run_probe,
+    stop_probe,
+    wait_probes_flowing,
+)
 from controller.labfabric import lab_dir  # noqa: E402
 from tests.bench.labbench import (  # noqa: E402
     deployed_lab,
@@ -54,8 +62,10 @@ from tests.bench.labbench import (  # noqa: E402
 PREFIX = "dpm-"
 RATE = 100.0  # packets/s per flow, over all its sub-flows
 SUBFLOWS = 4
-DRAIN_PROBE_S = 600  # upper bound of a drain + undrain; the probes end TAIL_S after it
-TAIL_S = 10
+PROBE_S = 600  # upper bound of an event; the probes end TAIL_S after it returns
+TAIL_S = 20
+BASELINE_S = 3  # flowing before the event starts
+FLOWING_TIMEOUT_S = 300
 LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
 TIMELINE: list[tuple[float, str]] = []
 """The running event's steps (host wall clock, name): with each sub-flow's gap_end in the
@@ -165,19 +175,24 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         watchfrr did so within 4 s of a kill -9 on the host, 2026-12-02). Until 2026-12-02
         the event restarted all of FRR on top, racing watchfrr's own restart of bgpd."""
         pid_file = f"/run/frr/{_node_ns(LEAF)}/bgpd.pid"
+        sessions = s.bgp_established(LEAF)
         before = s.root_run(f"cat {pid_file}")[1].strip()
         if not before.isdigit():
             raise AssertionError(f"no bgpd pid in {pid_file}: {before!r}")
         mark(LEAF, "bgpd killed")
         s.root_run(f"kill -9 {before}")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120
+        while True:
             now = s.root_run(f"p=$(cat {pid_file}) && kill -0 $p && echo $p")[1].strip()
             if now and now != before:
                 mark(LEAF, "bgpd running again (watchfrr)")
-                return
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError("watchfrr did not start bgpd again within 120 s")
             time.sleep(0.5)
-        raise AssertionError("watchfrr did not start bgpd again within 60 s")
+        # the flows go on until the leaf has relearnt its routes: what that costs shows too
+        s.wait_bgp_established(LEAF, len(sessions), timeout=300, interval=1.0)
+        mark(LEAF, f"its {len(sessions)} BGP sessions up again")
 
     def frr_planned() -> None:
         """What the README asks for a planned FRR restart: drain, restart, undrain (bgpd
@@ -210,16 +225,15 @@ def measure(
     fabric: Fabric,
     state_dir: Path,
     action: Callable[[], None],
-    seconds: int,
     first_port: int,
-    stop_early: bool = False,
 ) -> dict[str, Any]:
     """Probe every flow while ``action`` runs. A probe that fails is reported as such (its
     error in the row), never dropped; so is an action that fails (a drain refused, say): the
-    matrix goes on with the next event. With ``stop_early`` the probes are an upper bound and
-    end TAIL_S after the action returns (their rows count what was sent until then)."""
+    matrix goes on with the next event. The probes are sized for PROBE_S and end TAIL_S after
+    the action returns (their rows count what was sent until then)."""
     results: dict[str, Any] = {}
     event_error = None
+    seconds = PROBE_S
 
     def probe(index: int, name: str, src: str, dst: str, ip: str, src_ip: str) -> None:
         count = int(seconds * RATE)
@@ -243,39 +257,59 @@ def measure(
         threading.Thread(target=probe, args=(i, n, *f))
         for i, (n, f) in enumerate(flows(fabric).items())
     ]
+    ports = [first_port + index for index in range(len(threads))]
     with LabSession.open(state_dir) as session:  # the guest's clock, against the host's
         before = time.time()
         guest_now = float(session.root_run("date +%s.%N")[1] or "nan")
         guest_offset = guest_now - (before + time.time()) / 2
     for t in threads:
         t.start()
-    time.sleep(5)
     TIMELINE.clear()
     started, started_at = time.monotonic(), time.time()
     try:
+        # The event starts only once every flow is flowing, BASELINE_S later: on the loaded
+        # guest a sender can start tens of seconds after it was asked to (2026-12-02: every
+        # flow of a matrix run started after its event was over, and reported 0 lost).
+        with LabSession.open(state_dir) as session:
+            wait_probes_flowing(session, ports, timeout=FLOWING_TIMEOUT_S)
+        time.sleep(BASELINE_S)
+        TIMELINE.clear()
+        started, started_at = time.monotonic(), time.time()
         action()
     except Exception as exc:  # recorded in the matrix
         event_error = f"{type(exc).__name__}: {exc}"[:300]
     finally:
         took = time.monotonic() - started
-        if stop_early:
-            time.sleep(TAIL_S)  # what the event's last step still moves shows in the flows
-            with LabSession.open(state_dir) as session:
-                for index in range(len(threads)):
-                    stop_probe(session, first_port + index)
+        time.sleep(TAIL_S)  # what the event's last step still moves shows in the flows
+        with LabSession.open(state_dir) as session:
+            for port in ports:
+                stop_probe(session, port)
         for t in threads:
             t.join(timeout=seconds + 120)
+
+    def since_start(epoch: float | None) -> float | None:
+        return round(epoch - guest_offset - started_at, 2) if epoch else None
+
+    windows = {
+        name: [since_start(probe.get("first_arrival")), since_start(probe.get("last_arrival"))]
+        for name, probe in results.items()
+    }
+    covered = {
+        # the flow's first packet before the event, its sender still sending at its end
+        name: bool(w[0] is not None and w[0] <= 0 and w[0] + results[name]["sent"] / RATE >= took)
+        for name, w in windows.items()
+    }
     return {
         "event_seconds": round(took, 1),
         "flows": results,
         "event_error": event_error,
+        # seconds from the event's start: the first and the last packet of each flow
+        "windows": windows,
+        "covered": covered,
         # seconds from the event's start: its steps, and when each sub-flow's longest gap ended
         "timeline": [[round(at - started_at, 2), step] for at, step in TIMELINE],
         "gap_ends": {
-            name: [
-                round(f["gap_end"] - guest_offset - started_at, 2) if f.get("gap_end") else None
-                for f in probe.get("per_subflow", [])
-            ]
+            name: [since_start(f.get("gap_end")) for f in probe.get("per_subflow", [])]
             for name, probe in results.items()
         },
     }
@@ -295,6 +329,7 @@ def run_variant(
     quick: bool,
     words: list[str] | None = None,
     skip: list[str] | None = None,
+    syslog_to: Path | None = None,
 ) -> list[dict[str, Any]]:
     data = yaml.safe_load((ROOT / "inventory" / f"lab-{mode}.yaml").read_text())
     data["cross_plane_protection"] = protection
@@ -309,12 +344,8 @@ def run_variant(
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
                 if not selected(event, quick, words or [], skip):
                     continue
-                drain_event = event.startswith("drain") or "drained first" in event
-                seconds = DRAIN_PROBE_S if drain_event else 35
                 # each event its own ports: a late receiver of the last one cannot collide
-                result = measure(
-                    fabric, state_dir, action, seconds, 5400 + 10 * number, drain_event
-                )
+                result = measure(fabric, state_dir, action, 5400 + 10 * number)
                 healthy = seconds_to_healthy(fabric, access) is not None
                 measured = time.strftime("%Y-%m-%d", time.gmtime())
                 for flow, probe in result["flows"].items():
@@ -339,13 +370,31 @@ def run_variant(
                                 f["max_gap_ms"] for f in probe.get("per_subflow", [])
                             ],
                             "subflow_gap_end_s": result["gap_ends"].get(flow, []),
+                            "event_seconds": result["event_seconds"],
+                            "flow_window_s": result["windows"].get(flow),
+                            "covered": result["covered"].get(flow, False),
                             "measured": measured,
                         }
                     )
                     print(json.dumps(rows[-1]), flush=True)
     finally:
+        if syslog_to is not None:
+            keep_syslog(state_dir, syslog_to)
         down(state_dir, prefix=PREFIX)
     return rows
+
+
+def keep_syslog(state_dir: Path, target: Path) -> None:
+    """What the switches logged during the variant (FRR, lldpd), for the causes of its rows."""
+    try:
+        with LabSession.open(state_dir) as s:
+            found = s.syslog(lines=100_000)
+    except Exception as exc:  # a lab that never came up has no log: say so, go on
+        target.write_text(f"no syslog: {type(exc).__name__}: {exc}\n")
+        return
+    target.write_text(
+        "".join(f"{m['time']:.3f} {m['node']} {m['severity']} {m['message']}\n" for m in found)
+    )
 
 
 def dates(rows: list[dict[str, Any]]) -> str:
@@ -371,11 +420,16 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "both planes. 'lost' counts packets that never arrived, 'hit' the sub-flows that lost "
         "any, 'dup' the packets received twice, 'reord' the packets that arrived after a later "
         "one of their sub-flow, 'gap' the longest silence of one sub-flow "
-        f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms).",
+        f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms). Since 2026-12-02 each event starts "
+        f"only once every flow is flowing (then {BASELINE_S} s), the flows end {TAIL_S} s "
+        "after it (so 'sent' varies), and 'flows cover event' says the flow's first packet "
+        "came before the event and its sender still sent at the event's end; rows before "
+        "that date were measured with flows started 5 s before the event and not checked, "
+        "and on the loaded lab guest such a flow could start after its event was over.",
         "",
         "| mode | protection | event | flow | sent | lost | hit | dup | reord | longest gap ms "
-        "| healthy after |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| healthy after | flows cover event |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("event_error"):
@@ -389,10 +443,19 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
             )
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
-            f"| {r['sent']} {result}| {'yes' if r['healthy_after'] else 'NO'} |"
+            f"| {r['sent']} {result}| {'yes' if r['healthy_after'] else 'NO'} "
+            f"| {_covered(r)} |"
         )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _covered(row: dict[str, Any]) -> str:
+    """Did the flow start before the event and send until after it? Rows measured before
+    this was checked (2026-12-02) show '-'."""
+    if "covered" not in row:
+        return "-"
+    return "yes" if row["covered"] else "NO"
 
 
 def _or_dash(value: Any) -> str:
@@ -481,7 +544,8 @@ def main() -> None:
     earlier_file = args.out.with_suffix(".json")
     rows = json.loads(earlier_file.read_text()) if args.keep and earlier_file.exists() else []
     for mode, protection in run:
-        rows = merged(rows, run_variant(mode, protection, args.quick, args.event, args.skip))
+        logs = args.out.with_name(f"{args.out.stem}.{mode}-{'on' if protection else 'off'}.syslog")
+        rows = merged(rows, run_variant(mode, protection, args.quick, args.event, args.skip, logs))
         write_report(ordered(rows), args.out)
     print(args.out.read_text())
 

@@ -164,7 +164,7 @@ def assert_nothing_left(lab: LabState) -> None:
         assert not Path(f"/proc/{lab.guest_pid}").exists() or (
             b"qemu" not in Path(f"/proc/{lab.guest_pid}/cmdline").read_bytes()
         )
-    qemus = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
+    qemus = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
     assert lab.state_dir not in qemus
     mounts = Path("/proc/mounts").read_text()
     assert lab.state_dir not in mounts and f"/{PREFIX}" not in mounts
@@ -202,5 +202,5 @@ def test_down_after_killed_up(tmp_path: Path) -> None:
     if qemu_pid is not None:
         assert report["guest_stopped"] == [qemu_pid]
     assert down(state_dir, prefix=PREFIX) == {"guest_stopped": [], "namespaces_removed": []}
-    qemus = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True).stdout
+    qemus = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
     assert str(state_dir) not in qemus

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
+import logging.handlers
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -21,7 +26,9 @@ from controller.lab import (
     kernel,
     probe_agent,
     scripts,
+    syslog_sink,
 )
+from controller.lab.session import parse_syslog_message
 from controller.lab.state import LabState, NodeState, load_state
 from controller.lab.topology import mgmt_addresses, validate
 
@@ -87,6 +94,66 @@ def test_build_script_batches_links_and_starts_daemons() -> None:
     assert "ListenAddress=172.30.0.4" in text  # servers get sshd too
     assert "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding" in text
     assert text.count("ip -batch") == 1 + len(TOPO.nodes)
+
+
+def test_guest_build_starts_its_syslog_before_any_daemon() -> None:
+    guest = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s", syslog=True))
+    start = "setsid -f python3 /run/dpa-lab/syslog_sink.py /dev/log /run/dpa-lab/log/syslog.log"
+    assert start in guest
+    assert guest.index(start) < guest.index("frrinit.sh start") < guest.index("lldpd -u")
+    native = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s"))
+    assert "syslog_sink" not in native  # the host's own syslog is left alone
+
+
+def test_syslog_sink_keeps_each_message_with_its_node(tmp_path: Path) -> None:
+    """Messages sent to the sink's socket land in its file with the sender's node ("-": a
+    process outside the lab's namespaces, as this test is); a full file moves to .1."""
+    sock, log = tmp_path / "log.sock", tmp_path / "syslog.log"
+    sink = subprocess.Popen(
+        [sys.executable, syslog_sink.__file__, str(sock), str(log), "--max-bytes", "400"]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sender = logging.handlers.SysLogHandler(address=str(sock))
+        logger = logging.getLogger("dpi-sink-test")
+        logger.addHandler(sender)
+        logger.setLevel(logging.INFO)
+        for n in range(8):
+            logger.warning("bgpd[42]: message %d of the test", n)
+        sender.close()
+        deadline = time.monotonic() + 10
+        while "message 7" not in "".join(p.read_text() for p in tmp_path.glob("syslog.log*")):
+            assert time.monotonic() < deadline, "the sink did not write the last message"
+            time.sleep(0.05)
+    finally:
+        sink.terminate()
+        sink.wait(10)
+    kept = Path(f"{log}.1").read_text().splitlines() + log.read_text().splitlines()
+    assert len(kept) == 8
+    stamp, node, message = kept[0].split(" ", 2)
+    assert abs(float(stamp) - time.time()) < 60 and node == "-"
+    assert parse_syslog_message(message) == {
+        "severity": "warning",
+        "message": "bgpd[42]: message 0 of the test",
+    }
+
+
+def test_syslog_sink_names_the_senders_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = Path("/proc/self/ns/net").stat().st_ino
+    monkeypatch.setattr(syslog_sink, "namespaces", lambda: {ours: "dpa-leaf1"})
+    tagger = syslog_sink.Tagger()
+    assert tagger.node(os.getpid()) == "dpa-leaf1"
+    assert tagger.node(2**22 + 1) == "?"  # no such process (pid_max is at most 2**22)
+
+
+def test_syslog_lines_without_a_priority_are_kept_whole() -> None:
+    assert parse_syslog_message("<30>Dec  2 11:39:51 zebra[7]: up") == {
+        "severity": "info",
+        "message": "zebra[7]: up",
+    }
+    assert parse_syslog_message("not syslog") == {"severity": "", "message": "not syslog"}
 
 
 def test_frr_starts_empty() -> None:

@@ -148,6 +148,8 @@ BAD_INPUT = [
     ("lab", "down", "-f", "missing.yaml"),
     ("lab", "status", "-f", "missing.yaml"),
     ("lab", "export", "-f", "missing.yaml"),
+    ("lab", "logs", "-f", "missing.yaml"),
+    ("lab", "logs", "-f", LAB, "--state-dir", "/nonexistent/dpi-lab"),
     ("hosts", "configure", "-f", "missing.yaml"),
     ("hosts", "verify", "-f", "missing.yaml"),
     ("report", "-f", "missing.yaml"),
