@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -216,6 +217,28 @@ def test_probe_agent_on_loopback() -> None:
     assert result["max_gap_ms"] >= 0
 
 
+def test_probe_receiver_says_when_its_flow_arrived(tmp_path: Path) -> None:
+    """first/last arrival bracket the flow, and --flowing appears with its first packet."""
+    result: dict[str, float] = {}
+    flowing = tmp_path / "flowing"
+
+    def receive() -> None:
+        result.update(
+            probe_agent.recv("127.0.0.1", 45879, 40, 10.0, None, 1, 200.0, None, str(flowing))
+        )
+
+    thread = threading.Thread(target=receive)
+    thread.start()
+    time.sleep(0.3)
+    assert not flowing.exists()
+    before = time.time()
+    probe_agent.send("127.0.0.1", 45879, 40, 200.0)
+    thread.join(15)
+    assert flowing.exists()
+    assert before <= result["first_arrival"] < result["last_arrival"] <= time.time()
+    assert result["last_arrival"] - result["first_arrival"] >= 0.15  # 40 packets at 200/s
+
+
 def test_probe_agent_subflows_from_a_bound_source() -> None:
     """Four sub-flows from consecutive source ports of a bound address, all delivered."""
     result: dict[str, float] = {}
@@ -325,3 +348,38 @@ def test_two_hung_guest_boots_are_an_error_naming_both(
     with pytest.raises(LabError, match=r"boot 1001.*the boot before it hung too.*boot 1000"):
         runtime._start_machine(_state, None, 1024, 1.0)  # type: ignore[arg-type]
     assert started == [1000, 1001] and stopped == [1000]
+
+
+class _FakeSession:
+    """root_run answers with the flowing files still missing, one fewer each call."""
+
+    def __init__(self, missing: list[str]) -> None:
+        self.state = SimpleNamespace(prefix="dpa-")
+        self.missing = missing
+        self.calls = 0
+
+    def root_run(self, script: str, timeout: float = 300.0) -> tuple[int, str, str]:
+        self.calls += 1
+        out = "\n".join(self.missing)
+        self.missing = self.missing[1:]
+        return 0, out, ""
+
+
+def test_an_event_waits_until_every_probe_flow_flows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.lab import probe, wait_probes_flowing
+
+    monkeypatch.setattr(probe.time, "sleep", lambda _s: None)
+    session = _FakeSession(["/run/dpa-lab/probe.5400.flowing", "/run/dpa-lab/probe.5401.flowing"])
+    wait_probes_flowing(session, [5400, 5401])  # type: ignore[arg-type]
+    assert session.calls == 3  # two missing, then one, then none
+
+
+def test_a_probe_flow_that_never_flows_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.lab import LabTimeoutError, probe, wait_probes_flowing
+
+    clock = iter(range(0, 10_000, 100))
+    monkeypatch.setattr(probe.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(probe.time, "sleep", lambda _s: None)
+    session = _FakeSession(["/run/dpa-lab/probe.5401.flowing"] * 50)
+    with pytest.raises(LabTimeoutError, match="ports 5401 not flowing after 300 s"):
+        wait_probes_flowing(session, [5400, 5401], timeout=300)  # type: ignore[arg-type]
