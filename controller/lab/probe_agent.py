@@ -17,9 +17,11 @@ any one sub-flow; given the sender's ``--rate``, a run of lost packets counts as
 too, also at a flow's start or end or for a sub-flow that received nothing), duplicates,
 reordered (packets that arrived after a later packet of their sub-flow), subflows,
 subflows_hit (sub-flows that lost a packet) and ``per_subflow`` (the same counts for each
-sub-flow, with ``lost_run``: its most consecutive packets lost). With ``--sniff`` (root:
-packet sockets) the sender prints which of the named interfaces (a bond's members) each
-sub-flow left through: ``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
+sub-flow, with ``lost_run``: its most consecutive packets lost, and ``lost_runs``: each run
+of lost packets as [first seq, last seq]; ``first_seq`` is the first packet that arrived).
+With ``--sniff`` (root: packet sockets) the sender prints which of the named interfaces (a
+bond's members) each sub-flow left through:
+``{"egress": {"<sub-flow>": {"<interface>": packets}}}``.
 
 The receiver ends at the sender's end marker, or ``DONE_GRACE_S`` after ``--done FILE``
 appears (the caller creates it once every sender has exited: a flow whose end marker was
@@ -44,6 +46,7 @@ import select
 import socket
 import struct
 import time
+from typing import Any
 
 _DATA = struct.Struct("!4sII")  # magic, seq, total
 _MAGIC, _END = b"DPLP", b"DPLE"
@@ -262,6 +265,25 @@ def longest_lost_run(seen: set[int], flow: int, sent: int, subflows: int) -> int
     return longest
 
 
+MAX_LOST_RUNS = 20
+
+
+def lost_runs(seen: set[int], flow: int, sent: int, subflows: int) -> list[list[int]]:
+    """The sub-flow's runs of lost packets as [first seq, last seq] (the first MAX_LOST_RUNS):
+    with the sender's rate they place each loss in time, not only the longest silence."""
+    runs: list[list[int]] = []
+    for seq in range(flow, sent, subflows):
+        if seq in seen:
+            continue
+        if runs and runs[-1][1] == seq - subflows:
+            runs[-1][1] = seq
+        elif len(runs) < MAX_LOST_RUNS:
+            runs.append([seq, seq])
+        else:
+            break
+    return runs
+
+
 def summarise(
     sent: int,
     seen: set[int],
@@ -276,7 +298,7 @@ def summarise(
     of its arrivals, and, with the sender's packet ``interval`` (sub-flows / rate), at least
     (its longest run of lost packets + 1) x interval: a silence at the start or the end of a
     flow, or a sub-flow that received nothing, has no two arrivals around it."""
-    per_subflow = []
+    per_subflow: list[dict[str, Any]] = []
     for flow in range(subflows):
         expected = len(range(flow, sent, subflows))
         got = sum(1 for s in seen if s % subflows == flow and s < sent)
@@ -288,6 +310,7 @@ def summarise(
                 "received": got,
                 "lost": max(0, expected - got),
                 "lost_run": run,
+                "lost_runs": lost_runs(seen, flow, sent, subflows),
                 "duplicates": flow_dups[flow],
                 "reordered": flow_late[flow],
                 "max_gap_ms": round(silence * 1000.0, 1),
@@ -297,6 +320,7 @@ def summarise(
         )
     received = len(seen)
     return {
+        "first_seq": min(seen, default=-1),
         "sent": sent,
         "received": received,
         "lost": max(0, sent - received),

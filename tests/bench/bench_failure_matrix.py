@@ -62,7 +62,7 @@ from tests.bench.labbench import (  # noqa: E402
 PREFIX = "dpm-"
 RATE = 100.0  # packets/s per flow, over all its sub-flows
 SUBFLOWS = 4
-PROBE_S = 600  # upper bound of an event; the probes end TAIL_S after it returns
+PROBE_S = 1800  # upper bound of an event; the probes end TAIL_S after it returns
 TAIL_S = 20
 BASELINE_S = 3  # flowing before the event starts
 FLOWING_TIMEOUT_S = 300
@@ -294,6 +294,22 @@ def measure(
         name: [since_start(probe.get("first_arrival")), since_start(probe.get("last_arrival"))]
         for name, probe in results.items()
     }
+
+    def loss_times(probe: dict[str, Any]) -> list[list[list[float]]]:
+        """Each sub-flow's lost runs as [from, to] s since the event's start: the sender is
+        paced, so packet seq left first_arrival + (seq - first_seq) / RATE."""
+        start = since_start(probe.get("first_arrival"))
+        if start is None:
+            return []
+        first = probe.get("first_seq", 0)
+        return [
+            [
+                [round(start + (a - first) / RATE, 2), round(start + (b - first) / RATE, 2)]
+                for a, b in f.get("lost_runs", [])
+            ]
+            for f in probe.get("per_subflow", [])
+        ]
+
     covered = {
         # the flow's first packet before the event, its sender still sending at its end
         name: bool(w[0] is not None and w[0] <= 0 and w[0] + results[name]["sent"] / RATE >= took)
@@ -306,6 +322,7 @@ def measure(
         # seconds from the event's start: the first and the last packet of each flow
         "windows": windows,
         "covered": covered,
+        "loss_at": {name: loss_times(probe) for name, probe in results.items()},
         # seconds from the event's start: its steps, and when each sub-flow's longest gap ended
         "timeline": [[round(at - started_at, 2), step] for at, step in TIMELINE],
         "gap_ends": {
@@ -373,6 +390,7 @@ def run_variant(
                             "event_seconds": result["event_seconds"],
                             "flow_window_s": result["windows"].get(flow),
                             "covered": result["covered"].get(flow, False),
+                            "subflow_loss_at_s": result["loss_at"].get(flow, []),
                             "measured": measured,
                         }
                     )

@@ -383,3 +383,15 @@ def test_a_probe_flow_that_never_flows_is_named(monkeypatch: pytest.MonkeyPatch)
     session = _FakeSession(["/run/dpa-lab/probe.5401.flowing"] * 50)
     with pytest.raises(LabTimeoutError, match="ports 5401 not flowing after 300 s"):
         wait_probes_flowing(session, [5400, 5401], timeout=300)  # type: ignore[arg-type]
+
+
+def test_probe_places_every_run_of_lost_packets() -> None:
+    """Sub-flow 1 of 2 lost seq 3 and 5-9 (its packets 1,3,5,7,9,...): two runs; sub-flow 0 none."""
+    seen = set(range(20)) - {3, 5, 7, 9}
+    result = probe_agent.summarise(20, seen, 2, [0.0, 0.0], [0, 0], [0, 0], 0.02)
+    runs = [f["lost_runs"] for f in result["per_subflow"]]  # type: ignore[attr-defined]
+    assert runs == [[], [[3, 9]]]
+    seen = set(range(20)) - {3, 7}
+    result = probe_agent.summarise(20, seen, 2, [0.0, 0.0], [0, 0], [0, 0], 0.02)
+    assert [f["lost_runs"] for f in result["per_subflow"]] == [[], [[3, 3], [7, 7]]]  # type: ignore[attr-defined]
+    assert result["first_seq"] == 0
