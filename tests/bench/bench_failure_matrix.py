@@ -487,14 +487,18 @@ VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
 def merged(earlier: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The earlier rows, each (variant, event) measured again replaced by its new rows. A
     variant whose FRR events are measured again drops its rows of the old undrained "FRR
-    restart" event, which the crash and the planned (drained) restart replace."""
+    restart" event, which the crash and the planned (drained) restart replace, and a new
+    crash replaces the old crash event's rows."""
     again = {(r["mode"], r["protection"], r["event"]) for r in new}
     frr_again = {(r["mode"], r["protection"]) for r in new if r["event"].startswith("FRR")}
+    crash_again = {(r["mode"], r["protection"]) for r in new if r["event"].startswith("FRR crash")}
     return [
         r
         for r in earlier
         if (r["mode"], r["protection"], r["event"]) not in again
         and not (r["event"].startswith("FRR restart") and (r["mode"], r["protection"]) in frr_again)
+        # the crash event before 2026-12-02 also restarted all of FRR (another name)
+        and not (r["event"].startswith("FRR crash") and (r["mode"], r["protection"]) in crash_again)
     ] + new
 
 
