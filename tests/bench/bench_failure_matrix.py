@@ -14,7 +14,8 @@ variant (the lab's syslog) is kept next to OUT as OUT-stem.<mode>-<on|off>.syslo
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
-Takes about an hour on a 2-core machine (four labs in a QEMU TCG guest, one after another).
+Takes hours on a 2-core machine (four labs in a QEMU TCG guest, one after another; under the
+probes' load one drain + undrain takes about 13 min; --skip drain: about 20 min per variant).
 Probes at 100 packets/s per flow: each event starts once every flow is flowing (on the loaded
 guest a sender can start tens of seconds after it was asked to) and the flows end 20 s after
 the event returns (sized for 600 s); each row says whether its flow covered the event. An FRR
