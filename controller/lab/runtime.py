@@ -14,7 +14,7 @@ from typing import Any, Literal
 import paramiko
 
 from controller.lab import guest, kernel, scripts
-from controller.lab.errors import LabCommandError, LabError, LabStateError
+from controller.lab.errors import LabCommandError, LabError, LabStateError, LabTimeoutError
 from controller.lab.executor import Executor, GuestExecutor, LocalExecutor
 from controller.lab.keys import known_hosts_line, write_keypair
 from controller.lab.session import LabSession, open_executor
@@ -40,12 +40,14 @@ def up(
     memory_mb: int | None = None,
     boot_timeout: float = 180.0,
     ready_timeout: float = 120.0,
+    frr_timeout: float = 240.0,
     lldpd: bool = True,
     frr_daemons: tuple[str, ...] = scripts.DEFAULT_FRR_DAEMONS,
 ) -> LabState:
     """Build and start the lab; on any failure everything started is removed again.
 
-    FRR starts with an empty configuration (factory state). Returns the saved state.
+    FRR starts with an empty configuration (factory state). Returns the saved state, once
+    every node answers on SSH and every switch's FRR runs.
     """
     sdir = Path(state_dir).resolve()
     if not re.fullmatch(r"[A-Za-z0-9_./+-]+", str(sdir)):
@@ -65,6 +67,7 @@ def up(
             state.timings["build_s"] = round(time.monotonic() - t0, 2)
             _write_known_hosts(state, node_keys)
             session.wait_ssh(timeout=ready_timeout)
+            state.timings["frr_wait_s"] = round(_wait_frr(state, executor, frr_timeout), 2)
         state.timings["up_s"] = round(time.monotonic() - t0, 2)
         state.save()
         return state
@@ -72,6 +75,38 @@ def up(
         with contextlib.suppress(Exception):
             down(sdir, prefix=prefix)
         raise
+
+
+FRR_SETTLE_S = 5.0
+
+
+def _wait_frr(state: LabState, executor: Executor, timeout: float) -> float:
+    """Wait until every switch's sshd, watchfrr and bgpd run, and still do FRR_SETTLE_S
+    later; returns the seconds waited. In the emulated guest FRR is up 35-46 s after the
+    build (its watchfrr first restarts the daemons that were not up yet when it looked,
+    lab syslog of 2026-12-02), and a lab handed over before that showed switches as not
+    running (`lab status`, a CI run of 2026-12-02)."""
+    spec = [(name, n.namespace, True) for name, n in state.nodes.items() if n.kind == "switch"]
+    if not spec:
+        return 0.0
+    started = time.monotonic()
+    ready_since: float | None = None
+    while True:
+        _rc, out, _ = executor.run_script(scripts.status_script(spec, state.prefix), 60.0)
+        up = {line.split()[0] for line in out.splitlines() if line.split()[1:] == ["1"] * 3}
+        waiting = sorted(name for name, _ns, _sw in spec if name not in up)
+        now = time.monotonic()
+        if not waiting:
+            ready_since = ready_since if ready_since is not None else now
+            if now - ready_since >= FRR_SETTLE_S:
+                return now - started
+        else:
+            ready_since = None
+            if now - started > timeout:
+                raise LabTimeoutError(
+                    f"FRR not running on {', '.join(waiting)} {timeout:.0f} s after the build"
+                )
+        time.sleep(1.0)
 
 
 def _refuse_running(sdir: Path) -> None:

@@ -395,3 +395,48 @@ def test_probe_places_every_run_of_lost_packets() -> None:
     result = probe_agent.summarise(20, seen, 2, [0.0, 0.0], [0, 0], [0, 0], 0.02)
     assert [f["lost_runs"] for f in result["per_subflow"]] == [[], [[3, 3], [7, 7]]]  # type: ignore[attr-defined]
     assert result["first_seq"] == 0
+
+
+class _StatusExecutor:
+    """Answers the status script with the next of ``answers`` (the last one repeats)."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.calls = 0
+
+    def run_script(self, script: str, timeout: float = 300.0) -> tuple[int, str, str]:
+        self.calls += 1
+        return 0, self.answers[min(self.calls, len(self.answers)) - 1], ""
+
+
+def _unit_state() -> LabState:
+    nodes = {
+        n.name: NodeState(n.kind, n.role, n.plane, f"dpa-{n.name}", "172.30.0.9")
+        for n in TOPO.nodes
+    }
+    return LabState("unit", "dpa-", "guest", "/tmp/dpi-unit", "172.30.0.0/29", "172.30.0.1", nodes)
+
+
+def test_lab_up_waits_until_every_switch_runs_frr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A switch whose bgpd is not up yet (watchfrr restarting it) holds the lab back; once
+    all run, they must still run FRR_SETTLE_S later."""
+    from controller.lab import runtime
+
+    clock = iter(float(t) for t in range(0, 1000))
+    monkeypatch.setattr(runtime.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(runtime.time, "sleep", lambda _s: None)
+    up = "leaf1 1 1 1\nspine1 1 1 1\n"
+    executor = _StatusExecutor(["leaf1 1 1 0\nspine1 1 1 1\n", up, "leaf1 1 1 0\n", up])
+    runtime._wait_frr(_unit_state(), executor, timeout=100)  # type: ignore[arg-type]
+    assert executor.calls >= 4 + runtime.FRR_SETTLE_S - 1  # the relapse restarted the settle
+
+
+def test_lab_up_names_the_switches_without_frr(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.lab import LabTimeoutError, runtime
+
+    clock = iter(float(t) for t in range(0, 10_000, 10))
+    monkeypatch.setattr(runtime.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(runtime.time, "sleep", lambda _s: None)
+    executor = _StatusExecutor(["leaf1 1 1 1\nspine1 1 0 0\n"])
+    with pytest.raises(LabTimeoutError, match="FRR not running on spine1 100 s after"):
+        runtime._wait_frr(_unit_state(), executor, timeout=100)  # type: ignore[arg-type]
