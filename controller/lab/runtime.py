@@ -94,8 +94,8 @@ def _wait_frr(state: LabState, executor: Executor, timeout: float) -> float:
     ready_since: float | None = None
     while True:
         _rc, out, _ = executor.run_script(scripts.status_script(spec, state.prefix), 60.0)
-        up = {line.split()[0] for line in out.splitlines() if line.split()[1:] == ["1"] * 3}
-        waiting = sorted(name for name, _ns, _sw in spec if name not in up)
+        running = scripts.parse_status(out)
+        waiting = sorted(name for name, _ns, _sw in spec if not running.get(name))
         now = time.monotonic()
         if not waiting:
             ready_since = ready_since if ready_since is not None else now
@@ -280,11 +280,7 @@ def _node_liveness(state: LabState) -> dict[str, bool]:
         _rc, out, _ = executor.run_script(scripts.status_script(spec, state.prefix), 60.0)
     finally:
         executor.close()
-    result = {}
-    for line in out.splitlines():
-        name, ns, sshd, frr = (line.split() + ["0"] * 4)[:4]
-        result[name] = ns == "1" and sshd == "1" and frr in ("1", "-")
-    return result
+    return scripts.parse_status(out)
 
 
 # -- down ----------------------------------------------------------------------------

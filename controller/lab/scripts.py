@@ -302,6 +302,16 @@ def status_script(nodes: list[tuple[str, str, bool]], prefix: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def parse_status(out: str) -> dict[str, bool]:
+    """Node -> running, from :func:`status_script`'s output: its namespace exists, its sshd
+    runs and, on a switch, its watchfrr and bgpd run."""
+    running = {}
+    for line in out.splitlines():
+        name, ns, sshd, frr = (line.split() + ["0"] * 4)[:4]
+        running[name] = ns == "1" and sshd == "1" and frr in ("1", "-")
+    return running
+
+
 def teardown_script(prefix: str, namespaces: list[str]) -> str:
     """Remove a lab built on this machine: kill processes inside our namespaces only."""
     run = run_dir(prefix)

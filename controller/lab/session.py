@@ -236,8 +236,8 @@ class LabSession:
                 when = float(stamp)
             except ValueError:
                 continue
-            name = ns.removeprefix(self.state.prefix) if ns.startswith(self.state.prefix) else ns
-            found.append({"time": when, "node": name, **parse_syslog_message(message)})
+            node_name = ns.removeprefix(self.state.prefix)
+            found.append({"time": when, "node": node_name, **parse_syslog_message(message)})
         return found
 
 

@@ -15,10 +15,10 @@ Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
   [--out FILE] [--keep]
 Takes hours on a 2-core machine (four labs in a QEMU TCG guest, one after another; under the
-probes' load one drain + undrain takes about 13 min; --skip drain: about 20 min per variant).
+probes' load one drain + undrain takes about 13 min; --skip drain: 20-25 min per variant).
 Probes at 100 packets/s per flow: each event starts once every flow is flowing (on the loaded
 guest a sender can start tens of seconds after it was asked to) and the flows end 20 s after
-the event returns (sized for 600 s); each row says whether its flow covered the event. An FRR
+the event returns (sized for 1,800 s); each row says whether its flow covered the event. An FRR
 crash returns once the leaf's BGP sessions are up again.
 """
 
