@@ -50,8 +50,9 @@ def bond_options(mode: str) -> dict[str, Any]:
     """The bond of a GPU NIC's two ports as the dual-leaf design needs it.
 
     EVPN-MH: LACP (802.3ad, fast) towards the leaf pair that presents one Ethernet segment.
-    Dual-ARP: both ports active (balance-xor layer3+4) with a hold before a returning port
-    carries traffic again (updelay), and every ARP frame sent out of both ports.
+    Dual-ARP: both ports active (balance-xor layer3+4), and every ARP frame sent out of both
+    ports. Both: a hold before a returning port carries traffic again (updelay), so that a
+    leaf coming back has its routes before its servers send through it.
     """
     if mode == "evpn-mh":
         return {
@@ -59,6 +60,7 @@ def bond_options(mode: str) -> dict[str, Any]:
             "lacp_rate": "fast",
             "xmit_hash_policy": "layer3+4",
             "miimon": 100,
+            "updelay": FAILBACK_HOLD_MS,
         }
     return {
         "mode": "balance-xor",

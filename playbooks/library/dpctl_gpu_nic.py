@@ -3,7 +3,7 @@
 
 action=configure brings every GPU NIC to the state `controller/labfabric.py:
 server_setup_script()` builds: a bond of the NIC's plane-1 and plane-2 ports (LACP for
-EVPN-MH; balance-xor with updelay for dual-ARP plus a tc clsact egress filter that mirrors
+EVPN-MH; balance-xor for dual-ARP plus a tc clsact egress filter that mirrors
 every ARP frame to port 1 and redirects it to port 2), MTU, the address, a source-based
 table per NIC (rule from the NIC's address, rail pool via its gateway) and a slow ARP
 keep-alive to the gateway; then RoCE host settings where the NIC's tooling exists.
@@ -460,7 +460,7 @@ def verify_once(run: Run, p: dict[str, Any], neighbour_timeout: float) -> list[d
 # latest/systemd.netdev.html and .../systemd.network.html); netplan on Ubuntu renders to the
 # same files. networkd cannot add a tc filter (ARP out of both ports, dual-ARP) nor run the ARP
 # keep-alive: those, and the RoCE host settings, are in EXTRAS, applied at boot by the
-# dpctl-gpu-nic.service oneshot after networkd. The dual-ARP hold (updelay 10 s) is networkd's
+# dpctl-gpu-nic.service oneshot after networkd. The hold (updelay 10 s) is networkd's
 # UpDelaySec=. Where networkd does not run (the lab's servers are namespaces), apply_persistent
 # reads these same files and programs the kernel with `ip -batch`/`tc -batch`.
 NETWORK_DIR = "etc/systemd/network"
