@@ -20,14 +20,24 @@ externally learned, never-probed neighbour (`extern_learn nud noarp`: zebra igno
 externally learned kernel entries as local learning, so it does not re-advertise it), and
 removes it when zebra no longer lists it.
 
+EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind
+it): the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone
+still holds a valid neighbour, and FRR 8.4 on Linux 6.1 does not redirect the traffic to the
+pair over VXLAN (that needs the bridge's backup nexthop, Linux 6.6). So the /32 of a server is
+kept only while its bond here serves it: the member has carrier and the server's LACP says
+it is in sync, collecting and distributing on that port. The neighbour itself is left to
+zebra. A server that holds a returning port out of its bond (updelay) is not advertised here
+until it takes the port back.
+
 Usage: arp_to_host.py CONFIG.json
-  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis)
+  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis, segments)
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import select
 import subprocess
 import sys
@@ -35,8 +45,18 @@ import time
 from typing import Any
 
 RESYNC_S = 5.0
+ZEBRA_S = 30.0
+"""How often the agent asks zebra for its synced entries (EVPN-MH) when every server of a
+local segment already has a neighbour here: one vtysh costs 1-2 s of CPU in the emulated
+lab guest, and four leaves asking every 5 s took half of its two CPUs. While a segment's
+server lacks one, it asks on every resync (RESYNC_S)."""
+NEIGH_EVENT_S = 1.0
+"""Neighbour events (every ARP state change, many a second under traffic) trigger at most
+one reconcile a second; link events (carrier) trigger one at once."""
 DEAD_STATES = {"FAILED", "INCOMPLETE", "NONE"}
 PROTO = "static"
+LACP_SERVING = 0x08 | 0x10 | 0x20
+"""Partner port state bits (IEEE 802.1AX): synchronization, collecting, distributing."""
 
 
 def _json(*cmd: str) -> list[dict[str, Any]]:
@@ -52,12 +72,13 @@ def _ip_json(*args: str) -> list[dict[str, Any]]:
     return _json("ip", "-j", *args)
 
 
-def neighbours(config: dict[str, Any]) -> list[dict[str, Any]]:
-    """Resolved IPv4 neighbours of the rail SVIs inside the rail prefixes."""
+def neighbours(config: dict[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Resolved IPv4 neighbours of the rail SVIs inside the rail prefixes (``entries``:
+    ``ip -j -4 neigh show``)."""
     interfaces = set(config["interfaces"])
     nets = [ipaddress.ip_network(p) for p in config["prefixes"]]
     result = []
-    for entry in _ip_json("-4", "neigh", "show"):
+    for entry in entries:
         dev = str(entry.get("dev", ""))
         states = {str(s) for s in entry.get("state", [])}
         if dev not in interfaces or states & DEAD_STATES or not entry.get("lladdr"):
@@ -109,6 +130,37 @@ def flush_behind_down_ports(neighs: list[dict[str, Any]], ports: Ports) -> list[
     return [n for n in neighs if n not in dead]
 
 
+def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[str]:
+    """The ES bonds whose member has carrier and whose partner (the server) is in sync,
+    collecting and distributing on it: ``links`` is ``ip -d -j link show``'s output."""
+    by_name = {str(link.get("ifname", "")): link for link in links}
+    serving = set()
+    for bond, segment in segments.items():
+        member = by_name.get(str(segment["member"]))
+        if member is None or "LOWER_UP" not in member.get("flags", []):
+            continue
+        slave = member.get("linkinfo", {}).get("info_slave_data", {})
+        if member.get("master") != bond or not isinstance(slave, dict):
+            continue
+        state = slave.get("ad_partner_oper_port_state")
+        if isinstance(state, int) and state & LACP_SERVING == LACP_SERVING:
+            serving.add(bond)
+    return serving
+
+
+def unserved_hosts(segments: dict[str, Any]) -> set[str]:
+    """Server addresses behind an ES bond of this leaf that does not serve them now."""
+    if not segments:
+        return set()
+    serving = serving_bonds(_ip_json("-d", "link", "show"), segments)
+    return {
+        str(host)
+        for bond, segment in segments.items()
+        if bond not in serving
+        for host in segment["hosts"]
+    }
+
+
 def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
     """(ip, SVI) -> MAC of every IPv4 neighbour zebra holds as local (ours or the pair's)."""
     out = subprocess.run(
@@ -139,13 +191,14 @@ class Synced:
         self.evpn_svis = evpn_svis
         self.installed: dict[tuple[str, str], str] = {}
 
-    def apply(self, ask_zebra: bool = True) -> None:
-        """Install what zebra syncs and the kernel lacks; without ``ask_zebra`` only put back
-        what this agent installed before (zebra may overwrite it with its own attempt)."""
+    def apply(self, entries: list[dict[str, Any]], ask_zebra: bool = True) -> bool:
+        """Install what zebra syncs and the kernel lacks (``entries``: the kernel's
+        neighbours); without ``ask_zebra`` only put back what this agent installed before
+        (zebra may overwrite it with its own attempt). True if it changed any."""
         synced = zebra_synced(self.evpn_svis) if ask_zebra else dict(self.installed)
         valid = {
             (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
-            for n in _ip_json("-4", "neigh", "show")
+            for n in entries
             if not {str(s) for s in n.get("state", [])} & DEAD_STATES and n.get("lladdr")
         }
         batch = []
@@ -163,6 +216,18 @@ class Synced:
                 text=True,
                 check=False,
             )
+        return bool(batch)
+
+
+def segment_hosts_missing(config: dict[str, Any], neighs: list[dict[str, Any]]) -> bool:
+    """Whether a server of a local segment has no usable neighbour here (then zebra is
+    asked on every resync, as its synced entry may be what is missing)."""
+    known = {str(n["dst"]) for n in neighs}
+    return any(
+        str(host) not in known
+        for segment in (config.get("segments") or {}).values()
+        for host in segment["hosts"]
+    )
 
 
 def reconcile(
@@ -170,15 +235,20 @@ def reconcile(
     ports: Ports | None,
     synced: Synced | None = None,
     ask_zebra: bool = True,
-) -> None:
+) -> bool:
+    """One pass: synced neighbours, host routes. True if a server of a local segment still
+    has no usable neighbour."""
     table = int(config["table"])
-    if synced is not None:
-        synced.apply(ask_zebra)
-    neighs = neighbours(config)
+    entries = _ip_json("-4", "neigh", "show")
+    if synced is not None and synced.apply(entries, ask_zebra):
+        entries = _ip_json("-4", "neigh", "show")
+    neighs = neighbours(config, entries)
+    missing = segment_hosts_missing(config, neighs)
     if ports is not None:
         neighs = flush_behind_down_ports(neighs, ports)
         ports.learn()
-    want = {(str(n["dst"]), str(n["dev"])) for n in neighs}
+    unserved = unserved_hosts(config.get("segments") or {})
+    want = {(str(n["dst"]), str(n["dev"])) for n in neighs if str(n["dst"]) not in unserved}
     have = present(table)
     batch = [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
@@ -189,6 +259,47 @@ def reconcile(
         subprocess.run(
             ["ip", "-force", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=False
         )
+    return missing
+
+
+class Pacer:
+    """When to reconcile, and whether to ask zebra (pure: the caller gives the clock)."""
+
+    def __init__(self) -> None:
+        self.last_pass = float("-inf")
+        self.last_zebra = float("-inf")
+        self.link = False
+        self.neigh = False
+        self.missing = True
+
+    def note(self, text: str) -> None:
+        """Lines of ``ip monitor label link neigh``."""
+        self.link = self.link or "[LINK]" in text
+        self.neigh = self.neigh or "[NEIGH]" in text
+
+    def due(self, now: float) -> tuple[bool, bool]:
+        """(reconcile now, ask zebra in it)."""
+        zebra_every = RESYNC_S if self.missing else ZEBRA_S
+        if now - self.last_zebra >= zebra_every:
+            return True, True
+        if now - self.last_pass >= RESYNC_S or self.link:
+            return True, False
+        return self.neigh and now - self.last_pass >= NEIGH_EVENT_S, False
+
+    def done(self, now: float, asked_zebra: bool, missing: bool) -> None:
+        self.last_pass = now
+        if asked_zebra:
+            self.last_zebra = now
+        self.link = self.neigh = False
+        self.missing = missing
+
+    def wait(self, now: float) -> float:
+        """Seconds until the next pass is due without any new event."""
+        zebra_every = RESYNC_S if self.missing else ZEBRA_S
+        nxt = min(self.last_zebra + zebra_every, self.last_pass + RESYNC_S)
+        if self.neigh:
+            nxt = min(nxt, self.last_pass + NEIGH_EVENT_S)
+        return max(0.0, nxt - now)
 
 
 def main(path: str) -> None:
@@ -197,22 +308,23 @@ def main(path: str) -> None:
     ports = Ports(config["bridge"]) if config.get("withdraw_on_carrier_loss") else None
     synced = Synced(config["evpn_svis"]) if config.get("evpn_svis") else None
     monitor = subprocess.Popen(
-        ["ip", "monitor", "neigh", "link"], stdout=subprocess.PIPE, text=True
+        ["ip", "monitor", "label", "link", "neigh"], stdout=subprocess.PIPE, bufsize=0
     )
     assert monitor.stdout is not None
-    last = 0.0
+    fd = monitor.stdout.fileno()
+    pacer = Pacer()
     while True:
-        ready, _, _ = select.select([monitor.stdout], [], [], RESYNC_S)
+        ready, _, _ = select.select([fd], [], [], pacer.wait(time.monotonic()))
         if ready:
-            line = monitor.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
                 raise SystemExit("ip monitor ended")
+            pacer.note(chunk.decode(errors="replace"))
         now = time.monotonic()
-        if now - last >= RESYNC_S:
-            reconcile(config, ports, synced)  # asks zebra (vtysh): on the resync only
-            last = now
-        elif ready:
-            reconcile(config, ports, synced, ask_zebra=False)
+        run, ask_zebra = pacer.due(now)
+        if run:
+            missing = reconcile(config, ports, synced, ask_zebra=ask_zebra and synced is not None)
+            pacer.done(now, ask_zebra, missing)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,8 @@ class EthernetSegment:
     member: str
     member_cli: str
     server: str
+    host: str
+    """The server NIC's address on this rail (the /32 the leaf advertises for it)."""
     rail: int
     vlan: int
     es_id: int
@@ -405,6 +407,7 @@ def _segments(
                 member=port.name,
                 member_cli=port.cli,
                 server=port.peer_device,
+                host=nic.ip,
                 rail=port.rail,
                 vlan=port.vlan,
                 es_id=nic.es_id,

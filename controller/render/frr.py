@@ -101,11 +101,15 @@ def context(device: DeviceConfig) -> dict[str, Any]:
             "interfaces": [f"vlan{r.vlan}" for r in device.rails],
             "prefixes": [r.prefix for r in device.rails],
             "bridge": BRIDGE,
-            # dual-ARP: a port without carrier withdraws its servers' /32 at once. EVPN-MH
-            # keeps it: the pair still reaches the server over the ES (VXLAN to the pair).
+            # dual-ARP: a port without carrier withdraws its servers' /32 at once. EVPN-MH:
+            # the neighbour is the pair's too (synced), so the /32 follows the ES bond's
+            # LACP state instead (the agent's docstring says why).
             "withdraw_on_carrier_loss": not device.segments,
             "evpn_svis": {str(r.vni): f"vlan{r.vlan}" for r in device.rails}
             if device.segments
             else {},
+            "segments": {
+                es.bond: {"member": es.member, "hosts": [es.host]} for es in device.segments
+            },
         },
     }

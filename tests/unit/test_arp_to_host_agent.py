@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,3 +90,40 @@ def test_without_carrier_loss_withdrawal_the_route_stays(leaf: tuple[str, str]) 
     leaf_ns, _ = leaf
     _, after = _agent(leaf_ns, withdraw=False)
     assert f"10.9.0.2 dev br0 proto {arp_to_host.PROTO}" in after, after
+
+
+def test_running_agent_withdraws_on_carrier_loss_within_a_second(
+    leaf: tuple[str, str], tmp_path: Path
+) -> None:
+    """The agent's own loop (ip monitor, paced passes) against the kernel: the /32 appears,
+    and goes within a second of the port losing carrier."""
+    leaf_ns, _ = leaf
+    config = tmp_path / "arp-to-host.json"
+    config.write_text(
+        json.dumps(
+            {
+                "table": 100,
+                "interfaces": ["br0"],
+                "prefixes": ["10.9.0.0/29"],
+                "bridge": "br0",
+                "withdraw_on_carrier_loss": True,
+            }
+        )
+    )
+    agent = Path(arp_to_host.__file__)
+    proc = subprocess.Popen(["ip", "netns", "exec", leaf_ns, "python3", str(agent), str(config)])
+    try:
+        route = f"ip -n {leaf_ns} route show table 100 10.9.0.2/32 2>/dev/null || true"
+        deadline = time.monotonic() + 10
+        while not sh(route).strip():
+            assert time.monotonic() < deadline, "no /32 from the running agent"
+            time.sleep(0.1)
+        time.sleep(1.5)  # past the first passes: the withdrawal must come from the link event
+        sh(f"ip -n {leaf_ns} link set p1 down")
+        down = time.monotonic()
+        while sh(route).strip():
+            assert time.monotonic() - down < 1.0, "the /32 outlived carrier loss by a second"
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
