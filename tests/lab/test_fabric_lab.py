@@ -1,6 +1,7 @@
 """The product's main job in the embedded lab, per dual-leaf mode, on one shared lab each:
 lab up -> deploy plane 1 -> verify -> deploy plane 2 -> verify -> traffic on every rail in
-both planes -> idempotence, drift, rejected config, unreachable switch, rollback, drain.
+both planes -> (EVPN-MH) a leaf withdrawing a server its segment no longer serves ->
+idempotence, drift, rejected config, unreachable switch, rollback, drain.
 
 The deploy driver's transaction tests (drift, the rollback command, a config FRR's parser
 rejects, an unreachable switch) exercise the same FRR driver in either mode and run on the
