@@ -1,6 +1,7 @@
 """The product's main job in the embedded lab, per dual-leaf mode, on one shared lab each:
 lab up -> deploy plane 1 -> verify -> deploy plane 2 -> verify -> traffic on every rail in
-both planes -> (EVPN-MH) a leaf withdrawing a server its segment no longer serves ->
+both planes -> (EVPN-MH) a leaf withdrawing a server its segment no longer serves, and
+sending to the pair what still reaches it for that server ->
 idempotence, drift, rejected config, unreachable switch, rollback, drain.
 
 The deploy driver's transaction tests (drift, the rollback command, a config FRR's parser
@@ -209,6 +210,49 @@ def test_evpn_mh_leaf_withdraws_a_server_it_no_longer_serves(lab: Lab) -> None:
         back = _wait_host_route(s, leaf, nic.ip, present=True, timeout=90)
     print(f"\n{leaf}: /32 of {srv.name} withdrawn in {gone:.1f} s, back {back:.1f} s after")
     assert back >= 5  # held while the server keeps the returning port out of its bond
+
+
+def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> None:
+    """EVPN-MH: the leaf's side of a server's link goes down (the switch port, not the
+    server's). Traffic that still enters that leaf for the server must reach it through the
+    pair, over VXLAN: the ES bond's bridge backup port (ip.batch). To make every packet enter
+    that leaf, the sending server's own link to the pair is down too. Without the backup
+    port the leaf dropped them all (150 of 150): the neighbour its pair synced points at the
+    dead bond. (When the link comes back the leaf still loses about 13 s: README, open.)"""
+    if lab.mode != "evpn-mh":
+        pytest.skip("EVPN-MH's ES bonds and VXLAN; dual-ARP has no pair path of this kind")
+    dst, src = lab.fabric.servers[0], lab.fabric.servers[1]
+    to_leaf = next(
+        lk for lk in lab.fabric.links_by_device[dst.name] if lk.a_port == dst.nics[0].ports[0]
+    )
+    leaf, leaf_port = to_leaf.z_device, to_leaf.z_port
+    pair = lab.fabric.switch_by_name[leaf].pair
+    src_to_pair = next(
+        lk.a_port for lk in lab.fabric.links_by_device[src.name] if lk.z_device == pair
+    )
+    downs = [(f"{PREFIX}{src.name}", src_to_pair), (f"{PREFIX}{leaf}", leaf_port)]
+    with lab.session() as s:
+        for namespace, port in downs:
+            s.root_run(f"ip -n {namespace} link set {port} down")
+        try:
+            time.sleep(3)  # the bonds' carrier loss (miimon) and the leaf's agent
+            down = run_probe(
+                s,
+                src.name,
+                dst.name,
+                dst.nics[0].ip,
+                count=150,
+                rate_pps=50.0,
+                port=5390,
+                src_ip=src.nics[0].ip,
+            )
+        finally:
+            for namespace, port in downs:
+                s.root_run(f"ip -n {namespace} link set {port} up")
+        _wait_host_route(s, leaf, dst.nics[0].ip, present=True, timeout=90)
+        _wait_host_route(s, pair, src.nics[0].ip, present=True, timeout=90)
+    print(f"\n{leaf} {leaf_port} down, {src.name} only on {leaf}: {down}")
+    assert down["received"] > 0 and down["lost"] == 0, down
 
 
 def test_second_deploy_changes_nothing(lab: Lab) -> None:
