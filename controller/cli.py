@@ -540,8 +540,10 @@ def drain(
     hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, graceful-shutdown, (--hosts-first: servers
-    off it), isolate, verify."""
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify.
+
+    With --hosts-first the servers take their ports to the leaf out of their bonds (Ansible)
+    after graceful-shutdown, before the leaf is isolated."""
     from controller.drain import drain as run_drain
 
     try:
@@ -574,8 +576,10 @@ def undrain(
     hosts_first: HostsFirstOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Return a leaf to service: policy back, host ports held down until BGP is up,
-    [servers' ports back], verify."""
+    """Return a leaf to service: policy back, host ports held down until BGP is up, verify.
+
+    With --hosts-first the servers bring their ports to the leaf back into their bonds
+    (Ansible) once the leaf's own steps are done, before the verify."""
     from controller.drain import undrain as run_undrain
 
     try:
