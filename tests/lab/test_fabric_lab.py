@@ -424,6 +424,8 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
             assert back.steps[-1]["state"] == f"server ports to {leaf} up"
         assert all(_port_up(lab, srv, port) for srv, port in server_ports.items())
         print(f"\n{lab.mode} drain, checks and undrain took {time.monotonic() - began:.0f} s")
+        steps = [(st["state"], st.get("seconds")) for st in (*drained.steps, *back.steps)]
+        print(f"{lab.mode} steps (s): {steps}")  # the rest of the time is the plane's verify
         time.sleep(TAIL_S)  # what the undrain's last step still moves shows in the flows
     finally:
         with lab.session() as s:  # the probes are sized for the worst case: end them here
