@@ -22,12 +22,23 @@ removes it when zebra no longer lists it.
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind
 it): the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone
-still holds a valid neighbour, and FRR 8.4 on Linux 6.1 does not redirect the traffic to the
-pair over VXLAN (that needs the bridge's backup nexthop, Linux 6.6). So the /32 of a server is
-kept only while its bond here serves it: the member has carrier and the server's LACP says
-it is in sync, collecting and distributing on that port. The neighbour itself is left to
-zebra. A server that holds a returning port out of its bond (updelay) is not advertised here
-until it takes the port back.
+still holds a valid neighbour. So the /32 of a server is kept only while its bond here serves
+it: the member has carrier and LACP is in sync, collecting and distributing on that port at
+both ends (the server's, as its LACPDUs say, and this leaf's). The neighbour itself is left
+to zebra. A server that holds a returning port out of its bond (updelay) is not advertised
+here until it takes the port back.
+
+What still enters this leaf for such a server (from a server on the same leaf) goes to the
+pair over VXLAN: each ES bond's bridge backup port is the rail's VXLAN device (ip.batch), and
+the bridge uses it while the bond has no carrier. A bond has carrier again as soon as its
+member has, while the server still holds the port out and LACP has not come up: the bridge
+would send into a bond with nothing to send on (13 s lost in the lab). So the agent also
+gates each ES bond's carrier on the same decision: ``min_links`` above its one member while it
+does not serve (no carrier: the backup port acts), back to 1 once it does. A gated bond's
+bridge port also drops what the server sends, and the server sends as soon as its LACP
+distributes; LACP changes raise no link event. So while a bond is gated the agent reads its
+member's LACP state from sysfs every GATE_POLL_S and opens the gate through sysfs at once.
+Each gate change is written to the agent's log.
 
 Usage: arp_to_host.py CONFIG.json
   (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis, segments)
@@ -131,8 +142,10 @@ def flush_behind_down_ports(neighs: list[dict[str, Any]], ports: Ports) -> list[
 
 
 def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[str]:
-    """The ES bonds whose member has carrier and whose partner (the server) is in sync,
-    collecting and distributing on it: ``links`` is ``ip -d -j link show``'s output."""
+    """The ES bonds whose member has carrier and whose partner (the server) and actor (this
+    leaf's port) are both in sync, collecting and distributing on it (the partner may say so
+    a moment before this end does; a bond sends nothing on a port that is not distributing):
+    ``links`` is ``ip -d -j link show``'s output."""
     by_name = {str(link.get("ifname", "")): link for link in links}
     serving = set()
     for bond, segment in segments.items():
@@ -142,23 +155,90 @@ def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[
         slave = member.get("linkinfo", {}).get("info_slave_data", {})
         if member.get("master") != bond or not isinstance(slave, dict):
             continue
-        state = slave.get("ad_partner_oper_port_state")
-        if isinstance(state, int) and state & LACP_SERVING == LACP_SERVING:
+        states = [slave.get(f"ad_{end}_oper_port_state") for end in ("partner", "actor")]
+        if all(isinstance(s, int) and s & LACP_SERVING == LACP_SERVING for s in states):
             serving.add(bond)
     return serving
 
 
-def unserved_hosts(segments: dict[str, Any]) -> set[str]:
+def unserved_hosts(segments: dict[str, Any], serving: set[str]) -> set[str]:
     """Server addresses behind an ES bond of this leaf that does not serve them now."""
-    if not segments:
-        return set()
-    serving = serving_bonds(_ip_json("-d", "link", "show"), segments)
     return {
         str(host)
         for bond, segment in segments.items()
         if bond not in serving
         for host in segment["hosts"]
     }
+
+
+GATED_MIN_LINKS = 2
+"""An ES bond has one member: min_links 2 keeps its carrier off whatever that member does."""
+
+
+GATE_POLL_S = 0.2
+"""While a bond is gated the agent reads its member's LACP state from sysfs this often (no
+subprocess): the server starts sending on the port as soon as LACP distributes, and the
+gated bond's bridge port (disabled without carrier) drops what it receives until the agent
+opens the gate. LACP state changes raise no link event, so a resync (RESYNC_S) would have
+been the wait: 5.4 s lost in the lab."""
+SYSFS_NET = "/sys/class/net"
+
+
+def _sysfs_int(path: str) -> int | None:
+    try:
+        with open(path) as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def gated_members(segments: dict[str, Any], root: str = SYSFS_NET) -> list[tuple[str, str]]:
+    """(bond, member) of the ES bonds this agent holds gated (their min_links, from sysfs)."""
+    return [
+        (bond, str(segment["member"]))
+        for bond, segment in sorted(segments.items())
+        if _sysfs_int(f"{root}/{bond}/bonding/min_links") == GATED_MIN_LINKS
+    ]
+
+
+def open_gate(bond: str, root: str = SYSFS_NET) -> None:
+    """min_links 1 through sysfs, at once: a pass (a few processes, most of a second in the
+    lab's emulated guest) follows for the routes."""
+    try:
+        with open(f"{root}/{bond}/bonding/min_links", "w") as handle:
+            handle.write("1\n")
+    except OSError:
+        pass  # the pass that follows sets it with ip, or reports nothing new
+    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs)", flush=True)
+
+
+def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
+    """The member has carrier and LACP distributes at both ends (sysfs of the bond slave)."""
+    if _sysfs_int(f"{root}/{member}/carrier") != 1:
+        return False
+    states = [
+        _sysfs_int(f"{root}/{member}/bonding_slave/ad_{end}_oper_port_state")
+        for end in ("actor", "partner")
+    ]
+    return all(s is not None and s & LACP_SERVING == LACP_SERVING for s in states)
+
+
+def bond_gates(
+    links: list[dict[str, Any]], segments: dict[str, Any], serving: set[str]
+) -> list[str]:
+    """``ip -batch`` lines that set each ES bond's min_links: 1 while it serves its server,
+    GATED_MIN_LINKS (carrier off, the bridge's backup port to the pair acts) while it does
+    not; only for bonds whose min_links differs (``links``: ``ip -d -j link show``)."""
+    by_name = {str(link.get("ifname", "")): link for link in links}
+    lines = []
+    for bond in sorted(segments):
+        info = by_name.get(bond, {}).get("linkinfo", {}).get("info_data", {})
+        if not isinstance(info, dict) or "min_links" not in info:
+            continue  # not a bond (yet): nothing to gate
+        want = 1 if bond in serving else GATED_MIN_LINKS
+        if info["min_links"] != want:
+            lines.append(f"link set dev {bond} type bond min_links {want}")
+    return lines
 
 
 def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
@@ -247,10 +327,16 @@ def reconcile(
     if ports is not None:
         neighs = flush_behind_down_ports(neighs, ports)
         ports.learn()
-    unserved = unserved_hosts(config.get("segments") or {})
+    segments = config.get("segments") or {}
+    links = _ip_json("-d", "link", "show") if segments else []
+    serving = serving_bonds(links, segments)
+    unserved = unserved_hosts(segments, serving)
     want = {(str(n["dst"]), str(n["dev"])) for n in neighs if str(n["dst"]) not in unserved}
     have = present(table)
-    batch = [
+    batch = bond_gates(links, segments, serving)
+    for line in batch:  # the agent's log (its stdout): when each bond was gated or opened
+        print(f"{time.time():.3f} {line}", flush=True)
+    batch += [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
         for dst, dev in sorted(want - have)
     ]
@@ -313,13 +399,20 @@ def main(path: str) -> None:
     assert monitor.stdout is not None
     fd = monitor.stdout.fileno()
     pacer = Pacer()
+    segments = config.get("segments") or {}
     while True:
-        ready, _, _ = select.select([fd], [], [], pacer.wait(time.monotonic()))
+        waiting = gated_members(segments)
+        timeout = pacer.wait(time.monotonic())
+        ready, _, _ = select.select([fd], [], [], min(timeout, GATE_POLL_S) if waiting else timeout)
         if ready:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 raise SystemExit("ip monitor ended")
             pacer.note(chunk.decode(errors="replace"))
+        for bond, member in waiting:
+            if lacp_serving_now(member):
+                open_gate(bond)
+                pacer.note("[LINK]")  # and a pass now for the routes, not at the next resync
         now = time.monotonic()
         run, ask_zebra = pacer.due(now)
         if run:

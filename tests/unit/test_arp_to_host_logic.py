@@ -28,8 +28,10 @@ def member(
     flags: tuple[str, ...] = ("BROADCAST", "UP", "LOWER_UP"),
     master: str = "bond3",
     partner: int | None = IN_SYNC,
+    actor: int = IN_SYNC,
 ) -> dict[str, Any]:
     slave: dict[str, Any] = {"state": "ACTIVE", "mii_status": "UP"}
+    slave["ad_actor_oper_port_state"] = actor
     if partner is not None:
         slave["ad_partner_oper_port_state"] = partner
     return {
@@ -51,6 +53,7 @@ def test_bond_serves_a_server_in_sync_collecting_and_distributing() -> None:
         (member(partner=0x01), "LACP partner defaulted: the server holds the port out (updelay)"),
         (member(partner=0x0D), "in sync but not yet collecting or distributing"),
         (member(partner=None), "no LACP partner state at all"),
+        (member(actor=0x4F), "the server distributes, this leaf's port not yet (defaulted)"),
         (member(master="bond9"), "the member is enslaved elsewhere"),
     ],
 )
@@ -60,6 +63,44 @@ def test_bond_does_not_serve(link: dict[str, Any], why: str) -> None:
 
 def test_missing_member_does_not_serve() -> None:
     assert arp_to_host.serving_bonds([], SEGMENTS) == set()
+
+
+def bond(min_links: int, name: str = "bond3") -> dict[str, Any]:
+    return {
+        "ifname": name,
+        "flags": ["BROADCAST", "MASTER", "UP"],
+        "linkinfo": {"info_kind": "bond", "info_data": {"mode": "802.3ad", "min_links": min_links}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("min_links", "serving", "lines", "why"),
+    [
+        (1, {"bond3"}, [], "serving and ungated: nothing to do"),
+        (1, set(), ["link set dev bond3 type bond min_links 2"], "stopped serving: carrier off"),
+        (2, {"bond3"}, ["link set dev bond3 type bond min_links 1"], "serves again: ungate"),
+        (2, set(), [], "still not serving and gated: nothing to do"),
+    ],
+)
+def test_bond_carrier_follows_the_serving_decision(
+    min_links: int, serving: set[str], lines: list[str], why: str
+) -> None:
+    """A bond that does not serve its server gets min_links above its one member, so that it
+    has no carrier and the bridge's backup port (VXLAN to the pair) takes its traffic."""
+    assert arp_to_host.bond_gates([bond(min_links), member()], SEGMENTS, serving) == lines, why
+
+
+def test_bond_gate_leaves_what_is_not_a_bond_alone() -> None:
+    not_yet = {"ifname": "bond3", "flags": ["UP"]}  # no linkinfo: not a bond (yet)
+    assert arp_to_host.bond_gates([not_yet], SEGMENTS, set()) == []
+    assert arp_to_host.bond_gates([], SEGMENTS, set()) == []
+    other = bond(1, name="bond9")  # a bond of no segment of this leaf
+    assert arp_to_host.bond_gates([other], SEGMENTS, set()) == []
+
+
+def test_unserved_hosts_are_those_behind_bonds_that_do_not_serve() -> None:
+    assert arp_to_host.unserved_hosts(SEGMENTS, set()) == {"10.100.0.2"}
+    assert arp_to_host.unserved_hosts(SEGMENTS, {"bond3"}) == set()
 
 
 def test_render_lists_each_segment_with_its_server_address() -> None:
@@ -110,3 +151,34 @@ def test_pacer_asks_zebra_every_30_s_or_every_resync_while_a_server_is_missing()
     pacer.done(30.0, asked_zebra=True, missing=True)
     assert pacer.wait(30.0) == pytest.approx(arp_to_host.RESYNC_S)
     assert pacer.due(35.0) == (True, True)  # a server lacks its neighbour: zebra each resync
+
+
+def fake_sysfs(root: Any, min_links: int, carrier: int, actor: int, partner: int) -> str:
+    """The sysfs files the agent polls while a bond is gated (bonding's sysfs names)."""
+    (root / "bond3" / "bonding").mkdir(parents=True)
+    (root / "bond3" / "bonding" / "min_links").write_text(f"{min_links}\n")
+    slave = root / "swp5" / "bonding_slave"
+    slave.mkdir(parents=True)
+    (root / "swp5" / "carrier").write_text(f"{carrier}\n")
+    (slave / "ad_actor_oper_port_state").write_text(f"{actor}\n")
+    (slave / "ad_partner_oper_port_state").write_text(f"{partner}\n")
+    return str(root)
+
+
+def test_gated_bond_is_polled_until_lacp_distributes_at_both_ends(tmp_path: Any) -> None:
+    root = fake_sysfs(tmp_path / "a", 2, 1, IN_SYNC, IN_SYNC)
+    assert arp_to_host.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
+    assert arp_to_host.lacp_serving_now("swp5", root)
+    arp_to_host.open_gate("bond3", root)
+    assert arp_to_host.gated_members(SEGMENTS, root) == []
+    for case, args in {
+        "no carrier": (2, 0, IN_SYNC, IN_SYNC),
+        "the server still holds the port out (partner defaulted)": (2, 1, 0x4F, 0x00),
+        "the server distributes, this end not yet": (2, 1, 0x4F, IN_SYNC),
+    }.items():
+        other = fake_sysfs(tmp_path / case.replace(" ", "-"), *args)
+        assert not arp_to_host.lacp_serving_now("swp5", other), case
+    ungated = fake_sysfs(tmp_path / "open", 1, 1, IN_SYNC, IN_SYNC)
+    assert arp_to_host.gated_members(SEGMENTS, ungated) == []
+    assert arp_to_host.gated_members(SEGMENTS, str(tmp_path / "none")) == []
+    assert not arp_to_host.lacp_serving_now("swp5", str(tmp_path / "none"))
