@@ -6,8 +6,10 @@ is used when the host kernel can hold the lab itself.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +34,20 @@ class Executor(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def atomic_write_command(path: str, mode: int) -> str:
+    """Shell command writing its stdin to ``path``: beside it first, then renamed into place.
+
+    A probe started meanwhile by another thread must never run a half-written agent: ``cat >
+    path`` truncates first (a matrix run's concurrent probes failed with "SyntaxError: '[' was
+    never closed", 2026-12-03)."""
+    if "'" in path:
+        raise LabCommandError(f"unsafe path for the guest: {path!r}")
+    return (
+        f't=$(mktemp \'{path}.XXXXXX\') && cat > "$t" && chmod {mode:o} "$t" '
+        f"&& mv -f \"$t\" '{path}'"
+    )
 
 
 def exec_over_ssh(
@@ -73,7 +89,7 @@ class GuestExecutor:
         return exec_over_ssh(self.client, "sh -s", script.encode(), timeout)
 
     def put_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        cmd = f"cat > '{path}' && chmod {mode:o} '{path}'"
+        cmd = atomic_write_command(path, mode)
         rc, _, err = exec_over_ssh(self.client, cmd, data, 60.0)
         if rc != 0:
             raise LabCommandError(f"writing {path} in the guest failed: {err.strip()}", rc)
@@ -111,8 +127,15 @@ class LocalExecutor:
     def put_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-        p.chmod(mode)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, mode)
+            os.replace(tmp, p)  # atomic: a concurrent reader sees the old file or the new one
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     def open_tcp(self, addr: str, port: int, timeout: float = 5.0) -> NodeSock:
         return socket.create_connection((addr, port), timeout=timeout)

@@ -14,6 +14,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,8 @@ from controller.lab import (
     scripts,
     syslog_sink,
 )
+from controller.lab.errors import LabCommandError
+from controller.lab.executor import LocalExecutor, atomic_write_command
 from controller.lab.session import parse_syslog_message
 from controller.lab.state import LabState, NodeState, load_state
 from controller.lab.topology import mgmt_addresses, validate
@@ -441,3 +444,56 @@ def test_lab_up_names_the_switches_without_frr(monkeypatch: pytest.MonkeyPatch) 
     executor = _StatusExecutor(["leaf1 1 1 1\nspine1 1 0 0\n"])
     with pytest.raises(LabTimeoutError, match="FRR not running on spine1 100 s after"):
         runtime._wait_frr(_unit_state(), executor, timeout=100)  # type: ignore[arg-type]
+
+
+def _readers_see_only_whole_files(path: Path, write: Any) -> list[int]:
+    """Rewrite ``path`` (two 1 MiB contents, alternately) while readers read it: the sizes of
+    what they saw that was neither whole content."""
+    contents = [b"a" * 2**20, b"b" * 2**20]
+    write(contents[0])
+    torn: list[int] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            data = path.read_bytes()
+            if data not in contents:
+                torn.append(len(data))
+
+    threads = [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(40):
+            write(contents[i % 2])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    return torn
+
+
+def test_local_put_file_is_never_seen_half_written(tmp_path: Path) -> None:
+    """Concurrent probes each put the probe agent, then run it: a reader must never see a
+    truncated file (a matrix run's probe died of "SyntaxError: '[' was never closed")."""
+    agent = tmp_path / "run" / "probe_agent.py"
+    executor = LocalExecutor()
+    torn = _readers_see_only_whole_files(agent, lambda d: executor.put_file(str(agent), d, 0o755))
+    assert torn == []
+    assert agent.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in agent.parent.iterdir()] == ["probe_agent.py"]  # no temp left
+
+
+def test_guest_put_file_command_is_never_seen_half_written(tmp_path: Path) -> None:
+    """The guest's put_file runs this shell command over SSH; run here by the same shell."""
+    agent = tmp_path / "probe_agent.py"
+
+    def write(data: bytes) -> None:
+        cmd = atomic_write_command(str(agent), 0o700)
+        subprocess.run(["sh", "-c", cmd], input=data, check=True)
+
+    assert _readers_see_only_whole_files(agent, write) == []
+    assert agent.stat().st_mode & 0o777 == 0o700
+    assert [p.name for p in tmp_path.iterdir()] == ["probe_agent.py"]
+    with pytest.raises(LabCommandError, match="unsafe path"):
+        atomic_write_command("/run/x'; rm -rf /", 0o644)
