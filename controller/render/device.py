@@ -107,26 +107,33 @@ class Bgp:
     prefix_lists: dict[str, tuple[PrefixRule, ...]]
     route_maps: tuple[RouteMap, ...]
     evpn: bool
-    evpn_vnis: tuple[tuple[int, str], ...]
-    """(VNI, route target): one RT per rail VNI, the same on both leaves of a pair (their ASNs
-    differ, so FRR's auto-derived RTs would not match)."""
+    evpn_vnis: tuple[tuple[int, str, str], ...]
+    """(VNI, route target, the pair's auto-derived RT): one RT per rail VNI, the same on both
+    leaves of a pair (their ASNs differ, so FRR's auto-derived RTs would not match), imported
+    and exported. The pair's auto-derived RT (its ASN's lower 2 bytes:VNI, as FRR derives it:
+    NVIDIA Cumulus Linux user guide, "EVPN Enhancements", "Define RDs and RTs") is imported
+    too: a bgpd restarted on FRR 8.4 can originate a segment's EAD routes with its auto-derived
+    RT instead of the configured one (probably before it has applied the configured RT; not
+    traced) and does not correct them later.
+    Measured in the EVPN-MH lab (2026-12-03, bgpd killed, watchfrr restarted it): the leaf's
+    EAD routes of one segment carried RT 65100:10000; its pair did not import them, so both
+    leaves stayed designated forwarder for that segment (verify: evpn-es failed) until this
+    import was added by hand, which made the pair non-DF at once. FRR 8.4 refuses an import
+    of ``*:VNI`` in a VNI ("Malformed Route Target list"), so the pair's RT is named."""
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool
     graceful_restart: bool = False
-    """RFC 4724 restarter and helper, forwarding state preserved: on in dual-ARP fabrics, on
-    every switch and every platform, so that a crashed bgpd keeps the leaf forwarding (its
-    zebra keeps a graceful-restart client's routes; the spines keep the leaf's routes as
-    stale until its End-of-RIB). Measured in the lab: README "FRR restart on a leaf,
-    measured". Off in EVPN-MH fabrics: in the EVPN-MH lab (2026-11-30) leaves with it
-    rendered had no selected route to their plane's loopbacks after a deploy while their
-    pair session was not up. Cause unknown: on the host's FRR 8.4 a new or restarted BGP
-    instance with it and a peer that never came up selected its routes at once. Turned on
-    for EVPN-MH on 2026-12-02 and back off the same day: five of six EVPN-MH lab deploys
-    with it went well (after one, a killed bgpd left the leaf's kernel routes in place); the
-    failure matrix's found bgpd dead on a leaf and a spine after the commit (cause not
-    found). A planned
-    FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
+    """RFC 4724 restarter and helper, forwarding state preserved: on in every fabric, on every
+    switch and every platform, so that a crashed bgpd keeps the leaf forwarding (its zebra
+    keeps a graceful-restart client's routes; the spines keep the leaf's routes as stale until
+    its End-of-RIB). Measured in the lab: README "FRR restart on a leaf, measured", and the
+    failure matrix's FRR crash rows. EVPN-MH fabrics had it off from 2026-11-30 to 2026-12-03
+    (a deploy of 2026-12-02 found bgpd dead on a leaf and a spine after the commit, cause not
+    found; the lab did not keep FRR's logs then); turned on again after a bgpd crash on an
+    EVPN-MH leaf was found to cost 39 s without it and nothing with it (lab, 2026-12-03), and
+    the fault that kept the crashed leaf unhealthy was found and fixed (``evpn_vnis``). A
+    planned FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
     FRRouting/frr#12041): drain the leaf first."""
 
 
@@ -438,6 +445,7 @@ def _bgp(
             )
         )
     uses_pair = any(n.peer_group == "PAIR" for n in neighbors)
+    pair_asn = fabric.switch_by_name[switch.pair].asn if switch.pair else switch.asn
     groups = {"LEAVES": "LEAVES"} if switch.role == "spine" else {"SPINES": "SPINES"}
     if uses_pair:
         groups["PAIR"] = "PAIR"
@@ -453,7 +461,7 @@ def _bgp(
         route_maps=_route_maps(fabric, switch, maintenance, uses_pair),
         evpn=switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh",
         evpn_vnis=tuple(
-            (subnet.vni, f"{intent.asn.spine}:{subnet.vni}")
+            (subnet.vni, f"{intent.asn.spine}:{subnet.vni}", f"{pair_asn & 0xFFFF}:{subnet.vni}")
             for rail in switch.rails
             for subnet in [fabric.rail_subnet_at[(switch.group or 0, rail)]]
         )
@@ -462,7 +470,7 @@ def _bgp(
         import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
         graceful_shutdown=maintenance in ("graceful-shutdown", "isolated"),
         wcmp=intent.load_balancing.mode == "wcmp",
-        graceful_restart=intent.dual_leaf_mode == "dual-arp",
+        graceful_restart=True,
     )
 
 

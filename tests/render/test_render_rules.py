@@ -85,6 +85,29 @@ def test_pair_leaves_share_esi_and_sys_mac() -> None:
     assert len({e[0][1] for e in by_server_rail.values()}) == 256 * 8  # ESIs unique per NIC
 
 
+def test_pair_leaves_share_rts_and_import_each_others_auto_rt() -> None:
+    """Both leaves of a pair export and import one RT per rail VNI, and each also imports the
+    RT FRR derives from its pair's ASN (low 16 bits:VNI): a restarted bgpd on FRR 8.4 can
+    originate a segment's EAD routes with that one (lab, 2026-12-03), which the pair must
+    still import or both leaves stay designated forwarder."""
+    data = seed("evpn-mh", platform="frr", load_balancing={"mode": "ecmp"})
+    data["asn"] = {**data["asn"], "leaf_start": 4200000000}  # 4-byte ASNs: FRR uses 16 bits
+    fabric = build_fabric(intent_from_data(data))
+    spine_asn = fabric.intent.asn.spine
+    for leaf in fabric.switches_in(role="leaf"):
+        assert leaf.pair is not None
+        pair = fabric.switch_by_name[leaf.pair]
+        mine = build_device(fabric, leaf.name).bgp.evpn_vnis
+        theirs = build_device(fabric, pair.name).bgp.evpn_vnis
+        assert [(vni, rt) for vni, rt, _ in mine] == [(vni, rt) for vni, rt, _ in theirs]
+        for vni, rt, pair_rt in mine:
+            assert rt == f"{spine_asn}:{vni}"
+            assert pair_rt == f"{pair.asn % 65536}:{vni}"
+    config = render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]["frr.conf"]
+    pair_low = fabric.switch_by_name["p2-g1-leaf1"].asn % 65536
+    assert f"   route-target import {pair_low}:" in config
+
+
 def test_pfc_exactly_on_3_and_4_when_roce_on() -> None:
     on = render_fabric(build_fabric(intent_from_data(lab("dual-arp"))), device="p1-g1-leaf1")
     qos = on["p1-g1-leaf1"]["qos.tc"]
