@@ -134,7 +134,22 @@ class Bgp:
     EVPN-MH leaf was found to cost 39 s without it and nothing with it (lab, 2026-12-03), and
     the fault that kept the crashed leaf unhealthy was found and fixed (``evpn_vnis``). A
     planned FRR restart gains nothing from it on FRR (bgpd withdraws its routes as it stops,
-    FRRouting/frr#12041): drain the leaf first."""
+    FRRouting/frr#12041): drain the leaf first.
+
+    Rendered with ``select-defer-time 0``: no route-selection deferral. FRR defers best-path
+    selection on a BGP instance younger than its restart time (120 s) for every session whose
+    peer was not restarting too, until each such peer's End-of-RIB, or 360 s; and a deferring
+    bgpd withholds its own End-of-RIBs (FRR 8.4.4 source: bgpd/bgp_open.c sets the R bit while
+    ``t_startup`` runs, bgpd/bgp_fsm.c ``bgp_update_gr_info`` starts the deferral,
+    bgpd/bgpd.h ``BGP_SEND_EOR``). Switches whose instances start a little apart (a deploy, a
+    plane deployed after the other) can so wait on each other: the lab suite of 2026-12-03
+    found leaves with every session up and no selected route to their plane's loopbacks for
+    minutes, in both modes (the "pair session not up" failure of 2026-11-30 was probably the
+    same). Measured in the lab (2026-12-03): a leaf's BGP instance created anew while one spine
+    withheld its End-of-RIB had no BGP route 129 s later; with this line, all three loopback
+    routes within 11 s. Zebra keeps the crashed bgpd's routes either way (preserve-fw-state),
+    so the restart keeps forwarding; the spines still keep the leaf's routes as stale until
+    its End-of-RIB."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -334,6 +334,54 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     assert failed == []
 
 
+def _loopbacks_check(lab: Lab, leaf: str) -> Any:
+    plane = lab.fabric.switch_by_name[leaf].plane
+    checks = verify(lab.fabric, plane=plane, access=lab.access)
+    return next(c for c in checks if c.device == leaf and c.check == "plane-loopbacks")
+
+
+def test_new_bgp_instance_selects_routes_while_a_peer_withholds_end_of_rib(lab: Lab) -> None:
+    """A leaf's BGP instance is created anew from its deployed frr.conf (as a first deploy
+    creates it) while one spine withholds its End-of-RIB: FRR's hidden ``bgp graceful-restart
+    disable-eor`` stands in for a peer that defers its own route selection and so withholds
+    its End-of-RIB (BGP_SEND_EOR in FRR's bgpd/bgpd.h). The leaf must select its routes at
+    once. With FRR's default selection deferral (before ``select-defer-time 0`` was rendered)
+    it selected none for 129 s (lab, 2026-12-03), and the lab suite found leaves of a fresh
+    deploy with every session up and none of their plane's loopbacks, in both modes."""
+    leaf, spine = "p1-g1-leaf1", "p1-spine1"
+    leaf_asn = lab.fabric.switch_by_name[leaf].asn
+    spine_asn = lab.fabric.switch_by_name[spine].asn
+    with lab.session() as s:
+        peers = s.bgp_established(leaf)
+        s.vtysh(
+            spine,
+            "configure terminal",
+            f"router bgp {spine_asn}",
+            "bgp graceful-restart disable-eor",
+        )
+        try:
+            s.vtysh(leaf, "configure terminal", f"no router bgp {leaf_asn}")
+            s.check(leaf, "/usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf >/dev/null", 120)
+            began = time.monotonic()
+            s.wait_bgp_established(leaf, len(peers), timeout=120, interval=2.0)
+            check = _loopbacks_check(lab, leaf)
+            while not check.ok and time.monotonic() - began < 60:
+                time.sleep(3)
+                check = _loopbacks_check(lab, leaf)
+            waited = time.monotonic() - began
+        finally:
+            s.vtysh(
+                spine,
+                "configure terminal",
+                f"router bgp {spine_asn}",
+                "no bgp graceful-restart disable-eor",
+            )
+    print(f"\n{leaf}: {len(peers)} sessions, loopbacks after {waited:.0f} s: {check.to_dict()}")
+    assert check.ok, check.to_dict()
+    failed = [c.to_dict() for c in _verify_converged(lab, timeout=240) if not c.ok]
+    assert failed == []
+
+
 def test_second_deploy_changes_nothing(lab: Lab) -> None:
     outcomes = deploy(lab.fabric, access=lab.access)
     assert {n: (o.ok, o.changed) for n, o in outcomes.items()} == {

@@ -81,7 +81,7 @@ def test_render_reports_unverified_lines(tmp_path: Path) -> None:
     fabric, out = _intent(tmp_path), tmp_path / "out"
     human = run_cli("render", "-f", str(fabric), "-o", str(out))
     assert human.exit_code == 0, human.output
-    assert "p1-g1-leaf1: 556 lines, 82 documented, 474 unverified" in human.output
+    assert "p1-g1-leaf1: 557 lines, 82 documented, 475 unverified" in human.output
     result = run_cli("render", "-f", str(fabric), "-o", str(out), "--json")
     lines = json.loads(result.stdout)["asternos_lines"]
     assert sorted(lines) == sorted(json.loads(result.stdout)["devices"])

@@ -147,6 +147,21 @@ def test_maintenance_switches_drain_policy() -> None:
     assert "route-map RM-SPINES-OUT permit 20" in normal
 
 
+@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
+def test_graceful_restart_never_defers_route_selection(mode: str) -> None:
+    """Every switch restarts gracefully (routes kept in zebra and at the peers) but never
+    defers best-path selection: FRR's deferral waits for End-of-RIBs that peers deferring
+    themselves withhold (Bgp.graceful_restart in render/device.py; lab test
+    test_new_bgp_instance_selects_routes_while_a_peer_withholds_end_of_rib)."""
+    fabric = build_fabric(intent_from_data(lab(mode)))
+    for name, files in render_fabric(fabric).items():
+        text = files["frr.conf"]
+        assert (
+            " bgp graceful-restart\n bgp graceful-restart preserve-fw-state\n"
+            " bgp graceful-restart select-defer-time 0\n"
+        ) in text, name
+
+
 def test_receivers_deprefer_graceful_shutdown_routes() -> None:
     """RFC 8326 receiver side on every switch: a GSHUT-tagged route from the other tier gets
     LOCAL_PREF 0, so a draining leaf is avoided wherever another path exists."""
