@@ -28,7 +28,7 @@ from controller.drain import DrainRefused, drain, undrain
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
-from controller.verify import verify
+from controller.verify import Check, verify
 from tests.conftest import run_cli
 from tests.lab.conftest import PREFIX, Lab
 
@@ -334,7 +334,7 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     assert failed == []
 
 
-def _loopbacks_check(lab: Lab, leaf: str) -> Any:
+def _loopbacks_check(lab: Lab, leaf: str) -> Check:
     plane = lab.fabric.switch_by_name[leaf].plane
     checks = verify(lab.fabric, plane=plane, access=lab.access)
     return next(c for c in checks if c.device == leaf and c.check == "plane-loopbacks")
@@ -568,7 +568,8 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
                 stop_probe(s, port)
         for t in threads:
             t.join(timeout=PROBE_S + 60)
-        if load_maintenance(lab.fabric):  # a failure left the leaf drained: not for the next tests
+        # a failure left the leaf drained: undo it for the tests after this one
+        if leaf in load_maintenance(lab.fabric):
             undrain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
     print(f"\n{lab.mode} drain+undrain of {leaf}: {results}")
     assert results["rail2"]["lost"] == 0, results  # flows not terminating behind the leaf
