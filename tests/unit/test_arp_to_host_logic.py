@@ -10,6 +10,7 @@ member's data is written out as iproute2 prints it; the fabric lab's EVPN-MH tes
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -182,3 +183,33 @@ def test_gated_bond_is_polled_until_lacp_distributes_at_both_ends(tmp_path: Any)
     assert arp_to_host.gated_members(SEGMENTS, ungated) == []
     assert arp_to_host.gated_members(SEGMENTS, str(tmp_path / "none")) == []
     assert not arp_to_host.lacp_serving_now("swp5", str(tmp_path / "none"))
+
+
+def test_gate_opens_while_a_pass_still_runs(tmp_path: Any) -> None:
+    """GateWatch opens a gated bond within a poll of LACP distributing at both ends, while
+    the main loop is still busy in a pass (the sleep here): a gate polled between passes
+    stayed shut for 3.0 s of a flow in CI, a pass (ip, vtysh) being that slow under load."""
+    root = fake_sysfs(tmp_path, 2, 1, IN_SYNC, 0x4F)  # the server holds the port out
+    watch = arp_to_host.GateWatch(SEGMENTS, root)
+    watch.start()
+    time.sleep(0.5)
+    assert arp_to_host.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
+    assert arp_to_host.serving_now(SEGMENTS, root) == set()
+    (tmp_path / "swp5" / "bonding_slave" / "ad_partner_oper_port_state").write_text("61\n")
+    flipped = time.monotonic()
+    while arp_to_host.gated_members(SEGMENTS, root) and time.monotonic() - flipped < 2.0:
+        time.sleep(0.02)  # the main loop's pass would be running here
+    waited = time.monotonic() - flipped
+    assert arp_to_host.gated_members(SEGMENTS, root) == [], "still gated after 2 s"
+    assert waited < arp_to_host.GATE_POLL_S + 0.3, waited
+    assert arp_to_host.serving_now(SEGMENTS, root) == {"bond3"}
+    assert (tmp_path / "bond3" / "bonding" / "min_links").read_text().strip() == "1"
+
+
+def test_gate_watch_leaves_an_open_bond_and_a_bond_not_serving_alone(tmp_path: Any) -> None:
+    held = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "held", 2, 1, IN_SYNC, 0x4F))
+    assert held.check() == ([], True)  # gated, not serving: stays gated, keeps polling
+    opened = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "open", 1, 0, 0, 0))
+    assert opened.check() == ([], False)  # not gated: nothing to do, whatever LACP says
+    ready = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "ready", 2, 1, IN_SYNC, 61))
+    assert ready.check() == (["bond3"], False)
