@@ -23,6 +23,7 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 from __future__ import annotations
 
 import difflib
+import hashlib
 import io
 import json
 import shlex
@@ -53,6 +54,11 @@ MAIN_FILE = "frr.conf"
 LINUX_FILES = ("ip.batch", "bridge.batch", "sysctl.conf", "qos.tc")
 AGENT = "arp_to_host.py"
 BUNDLE_FILES = (MAIN_FILE, *LINUX_FILES, "arp-to-host.json")
+AGENT_STAMP = "arp-to-host.agent"
+"""Stored with the applied files, written by the driver (never taken from a bundle): the
+SHA-256 of the ARP-to-host agent the last commit started. A dpctl whose agent differs shows
+it in compare_config, so a deploy after an upgrade restarts the switch's agent with the new
+code even when no rendered file changed."""
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
 CONNECT_TIMEOUT_S = 30
@@ -329,7 +335,7 @@ class FrrDriver(DpctlDriver):
     def _snapshot(self, folder: str = "current") -> _Snapshot:
         """The stored files of ``folder``, FRR's running config and the one recorded after the
         last confirmed commit: one exec."""
-        names = " ".join(shlex.quote(n) for n in BUNDLE_FILES)
+        names = " ".join(shlex.quote(n) for n in (*BUNDLE_FILES, AGENT_STAMP))
         out = self._check(
             f"if cd {STATE}/{folder} 2>/dev/null; then for f in {names}; do "
             f"[ -f $f ] && printf '{bundle.MARKER}%s\\n' $f && cat $f; done; fi; "
@@ -397,6 +403,15 @@ class FrrDriver(DpctlDriver):
                 new.splitlines(keepends=True),
                 f"running/{name}",
                 f"candidate/{name}",
+            )
+        effective = {**current, **self._candidate} if self._merge else self._candidate
+        stamp, stored_stamp = agent_stamp(effective) or "", current.get(AGENT_STAMP, "")
+        if stamp != stored_stamp:  # the agent's code changed (or it starts or stops)
+            parts += difflib.unified_diff(
+                stored_stamp.splitlines(keepends=True),
+                stamp.splitlines(keepends=True),
+                f"running/{AGENT_STAMP}",
+                f"candidate/{AGENT_STAMP}",
             )
         return "".join(parts)
 
@@ -486,10 +501,13 @@ class FrrDriver(DpctlDriver):
         config as the one this commit confirmed: one exec."""
         pid = f"{STATE}/{AGENT}.pid"
         script = [f"[ -f {pid} ] && kill $(cat {pid}) 2>/dev/null; rm -f {pid}"]
-        upload = {f"current/{name}": text for name, text in files.items()}
-        config = files.get("arp-to-host.json")
-        if config and json.loads(config).get("table") is not None:
-            upload[AGENT] = resources.files("controller.agents").joinpath(AGENT).read_text()
+        upload = {f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP}
+        stamp = agent_stamp(files)
+        if stamp is None:
+            script.append(f"rm -f {STATE}/current/{AGENT_STAMP}")
+        else:
+            upload[AGENT] = agent_source()
+            upload[f"current/{AGENT_STAMP}"] = stamp  # what runs from now on
             # setsid: the agent must outlive this SSH session (its own session, no terminal).
             script.append(
                 f"setsid sh -c 'echo $$ > {pid}; exec python3 {STATE}/{AGENT} "
@@ -634,6 +652,21 @@ class FrrDriver(DpctlDriver):
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh(SHOW_RUNNING))
+
+
+def agent_source() -> str:
+    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf."""
+    return resources.files("controller.agents").joinpath(AGENT).read_text()
+
+
+def agent_stamp(files: dict[str, str]) -> str | None:
+    """The AGENT_STAMP a commit of ``files`` stores: None when they start no agent (no
+    arp-to-host.json, or one without a table)."""
+    config = files.get("arp-to-host.json")
+    if not config or json.loads(config).get("table") is None:
+        return None
+    digest = hashlib.sha256(agent_source().encode()).hexdigest()
+    return f"{AGENT} sha256 {digest}\n"
 
 
 class _Snapshot:

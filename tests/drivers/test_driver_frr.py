@@ -17,12 +17,16 @@ import pytest
 
 from controller.drivers import bundle
 from controller.drivers.frr import (
+    AGENT,
+    AGENT_STAMP,
     APPLIED_RUNNING,
     FRR_RELOAD,
     PART,
     VERIFY_READS,
     _split_vtysh,
     _tar,
+    agent_source,
+    agent_stamp,
 )
 from controller.verify import read_state
 from tests.drivers.conftest import frr_driver, recorded
@@ -339,3 +343,72 @@ def test_a_bundle_file_the_driver_does_not_know_is_refused() -> None:
     driver = frr_driver()
     with pytest.raises(ReplaceConfigException, match=r"unknown file\(s\) \['../../etc/x'\]"):
         driver.load_replace_candidate(config=bundle.pack({"frr.conf": "", "../../etc/x": "y"}))
+
+
+AGENT_CONFIG = json.dumps({"table": 100, "interfaces": ["rail1"], "bridge": "br0"}) + "\n"
+
+
+def test_a_leaf_running_another_agent_shows_it_in_the_compare() -> None:
+    """A deploy after a dpctl upgrade: every rendered file as applied, but the leaf's agent
+    is another one (or, deployed before the stamp, unknown): the compare names it, so the
+    commit restarts the agent with this dpctl's code; once stored, nothing is left."""
+    switch = ScriptedSwitch(RUNNING, applied_record=RUNNING)
+    switch.files["arp-to-host.json"] = AGENT_CONFIG
+    driver = _scripted(switch)
+    stamp = agent_stamp(switch.files)
+    assert stamp is not None and stamp.startswith(f"{AGENT} sha256 ")
+    for stored in (None, f"{AGENT} sha256 {'0' * 64}\n"):
+        if stored is not None:
+            switch.files[AGENT_STAMP] = stored
+        driver.load_replace_candidate(config=bundle.pack(_without_stamp(switch.files)))
+        diff = driver.compare_config()
+        assert f"+++ candidate/{AGENT_STAMP}" in diff and f"+{stamp}" in diff, diff
+        assert "frr.conf" not in diff and "arp-to-host.json" not in diff, diff
+    switch.files[AGENT_STAMP] = stamp
+    driver.load_replace_candidate(config=bundle.pack(_without_stamp(switch.files)))
+    assert driver.compare_config() == ""
+
+
+def test_a_leaf_whose_agent_is_no_longer_configured_drops_its_stamp() -> None:
+    switch = ScriptedSwitch(RUNNING, applied_record=RUNNING)
+    switch.files[AGENT_STAMP] = f"{AGENT} sha256 {'0' * 64}\n"
+    driver = _scripted(switch)
+    driver.load_replace_candidate(config=bundle.pack(_without_stamp(switch.files)))
+    assert f"-{AGENT} sha256 {'0' * 64}" in driver.compare_config()
+
+
+def test_a_stamp_is_never_taken_from_a_bundle() -> None:
+    from napalm.base.exceptions import ReplaceConfigException
+
+    stamp = {"frr.conf": APPLIED, AGENT_STAMP: f"{AGENT} sha256 {'0' * 64}\n"}
+    with pytest.raises(ReplaceConfigException, match="unknown file"):
+        frr_driver().load_replace_candidate(config=bundle.pack(stamp))
+
+
+@pytest.mark.parametrize("with_agent", [True, False])
+def test_the_commit_stores_the_stamp_of_the_agent_it_starts(with_agent: bool) -> None:
+    driver = frr_driver()
+    sent: list[tuple[str, bytes]] = []
+
+    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
+        sent.append((command, stdin))
+        return 0, "", ""
+
+    driver._run = run
+    files = {"frr.conf": APPLIED, AGENT_STAMP: f"{AGENT} sha256 {'0' * 64}\n"}  # a rollback's
+    if with_agent:
+        files["arp-to-host.json"] = AGENT_CONFIG
+    driver._finish(files, record_running=False)
+    ((command, archive),) = sent
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        got = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}  # type: ignore[union-attr]
+    if with_agent:
+        assert got[f"current/{AGENT_STAMP}"] == agent_stamp(files)
+        assert got[AGENT] == agent_source() and "exec python3" in command
+    else:
+        assert f"current/{AGENT_STAMP}" not in got and AGENT not in got
+        assert f"rm -f /etc/frr/dpctl/current/{AGENT_STAMP}" in command
+
+
+def _without_stamp(files: dict[str, str]) -> dict[str, str]:
+    return {n: t for n, t in files.items() if n != AGENT_STAMP}
