@@ -9,7 +9,8 @@ sysctl.conf, qos.tc, arp-to-host.json). A replace is a true replace:
 State lives next to FRR's own configuration, in /etc/frr/dpctl/ (per node in the lab, where
 /etc/frr is a private mount): current/ (applied files), rollback/<ts>/ (saved before each
 commit), candidate/ (uploaded for a comparison), applied-running.conf (FRR's running config
-right after the last commit that frr-reload confirmed whole).
+right after the last commit that frr-reload confirmed whole), and current/arp-to-host.agent
+(the SHA-256 of the ARP-to-host agent the last commit started: a deploy compares it too).
 
 Speed (issue 14): every SSH exec and every process started costs on a switch's small CPU (and
 ~10x more in the lab's emulated guest; frr-reload.py is ~3 s there, vtysh ~0.8 s whether it
