@@ -60,13 +60,7 @@ def qemu_command(
 ) -> list[str]:
     """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only.
     The process is named after the lab's prefix, so it is recognisable as the lab's own."""
-    kvm = kvm_usable()
-    accel = "kvm" if kvm else "tcg,thread=multi"
-    # Under TCG, "max" offers AVX2 and glibc takes its AVX2 routines, which TCG emulates
-    # slowly: the baseline x86-64 model ran the guest's python3 and vtysh about 15 % faster
-    # (median of 5: 1.94 s against 2.30 s for one python3, 0.92 s against 1.09 s for one
-    # vtysh; Debian's binaries need nothing above x86-64 v1).
-    cpu = "max" if kvm else "qemu64"
+    accel = "kvm" if kvm_usable() else "tcg,thread=multi"
     append = f"console=ttyS0 panic=-1 quiet mitigations=off tsc=reliable dplstate={state_dir}"
     return [
         QEMU,
@@ -75,7 +69,7 @@ def qemu_command(
         "-machine",
         "pc",
         "-cpu",
-        cpu,
+        "max",
         "-m",
         str(memory_mb),
         "-smp",
