@@ -398,22 +398,10 @@ class FrrDriver(DpctlDriver):
                     parts.append("".join(f"-{line}\n" for line in delete))
                     parts.append("".join(f"+{line}\n" for line in add))
         for name in sorted(set(self._candidate) - {MAIN_FILE}):
-            old, new = current.get(name, ""), self._candidate[name]
-            parts += difflib.unified_diff(
-                old.splitlines(keepends=True),
-                new.splitlines(keepends=True),
-                f"running/{name}",
-                f"candidate/{name}",
-            )
+            parts += _file_diff(name, current.get(name, ""), self._candidate[name])
+        # the agent's code changed since the last commit (or the agent starts or stops)
         effective = {**current, **self._candidate} if self._merge else self._candidate
-        stamp, stored_stamp = agent_stamp(effective) or "", current.get(AGENT_STAMP, "")
-        if stamp != stored_stamp:  # the agent's code changed (or it starts or stops)
-            parts += difflib.unified_diff(
-                stored_stamp.splitlines(keepends=True),
-                stamp.splitlines(keepends=True),
-                f"running/{AGENT_STAMP}",
-                f"candidate/{AGENT_STAMP}",
-            )
+        parts += _file_diff(AGENT_STAMP, current.get(AGENT_STAMP, ""), agent_stamp(effective) or "")
         return "".join(parts)
 
     def _record_running(self, running: str) -> None:
@@ -653,6 +641,18 @@ class FrrDriver(DpctlDriver):
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh(SHOW_RUNNING))
+
+
+def _file_diff(name: str, old: str, new: str) -> list[str]:
+    """A stored file against the candidate's, as unified diff lines (none when equal)."""
+    return list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            f"running/{name}",
+            f"candidate/{name}",
+        )
+    )
 
 
 def agent_source() -> str:
