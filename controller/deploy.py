@@ -3,9 +3,11 @@
 Per device: load the rendered bundle as a replace candidate, diff it; on a real run save the
 running config to disk (timestamped), commit (the driver saves its own rollback point first),
 then post-check: the config reads back as intended, BGP sessions that were up stay up and
-sessions to peers deployed in the same run come up. A device failing its post-check is rolled
-back automatically; the others carry on. One operation at a time per fabric (the lock, the
-backups and the drain states live in the fabric's state folder: `controller.opstate`).
+sessions to peers deployed in the same run come up; then every session exchanges its routes
+again (route refresh, ``refresh_bgp_routes`` in controller/drivers/contract.py). A device
+failing its post-check is rolled back automatically; the others carry on. One operation at a
+time per fabric (the lock, the backups and the drain states live in the fabric's state folder:
+`controller.opstate`).
 """
 
 from __future__ import annotations
@@ -128,6 +130,8 @@ def deploy_task(
             outcome.sessions_up = sorted(up)
             if not ok:
                 raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
+            # routes exchanged while this switch's or a peer's policy was half applied: again
+            connection.refresh_bgp_routes()
         except Exception as exc:  # post-check or commit failed: back to the saved config
             outcome.error = (
                 str(exc) if isinstance(exc, DpctlError) else f"{type(exc).__name__}: {exc}"

@@ -324,6 +324,14 @@ class AsterNOSDriver(DpctlDriver):
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
         self.session.save_config()
 
+    def refresh_bgp_routes(self) -> None:
+        """FRR's route refresh through the SONiC shell's bgp container. UNVERIFIED on AsterNOS:
+        its documents name no klish command for it (research/asternos-cli.md); the container
+        name ``bgp`` is community SONiC's, assumed here as for ``lldp`` above."""
+        (output,) = self._bash([f"sudo -n docker exec bgp vtysh -c '{common.REFRESH_ROUTES}'"])
+        if re.search(self.error_pattern, output, flags=re.M):
+            raise CommandErrorException(f"{self.hostname}: route refresh failed: {output.strip()}")
+
     def restore_config(self, saved: str) -> None:
         """Make the device run a ``show running-config`` text again (a deploy's backup), from
         any session: the same negations + lines a replace commit sends, then ``write``."""

@@ -34,6 +34,9 @@ per-daemon diffs (a change to them is not reported there)."""
 # advertise nothing but the switch's own loopback (PL-LOOPBACK).
 FABRIC_OUT_ROUTE_MAPS = ("RM-SPINES-OUT", "RM-LEAVES-OUT")
 LOOPBACK_PREFIX_LIST = "PL-LOOPBACK"
+REFRESH_ROUTES = "clear bgp * soft"
+"""Route refresh both ways on every session of every address family, no reset (FRR 8.4
+bgpd/bgp_vty.c ``clear_ip_bgp_all``: no AFI given means all of them)."""
 
 _AFI_NAMES = {
     "ipv4Unicast": "ipv4",

@@ -15,6 +15,14 @@ on every platform.
 ``get_config()["running"]`` returned earlier (the backup a deploy saves before each commit),
 from any connection, so ``dpctl rollback`` works after the committing session is gone.
 
+``refresh_bgp_routes`` is dpctl's: every BGP session of the device sends its routes again and
+asks its peer for theirs (FRR's ``clear bgp * soft``: route refresh, RFC 2918; no session is
+reset). Deploy calls it after a commit once the device's sessions are up: a route exchanged
+while a switch's policy was still being applied (both ends of a session are committed at the
+same time) can stay missing otherwise. Lab, 2026-12-03: after a first deploy of both planes,
+two leaves lacked a spine's loopback for ten minutes while the spine listed it as advertised
+to them; ``clear bgp ipv4 unicast swp4 soft in`` on one of them brought it at once.
+
 ``conformance_errors`` checks a getter's result against its declared type, strictly (an int
 is not a float, a bool is not an int, no missing or extra keys): the conformance tests run it
 on every driver's getters over recorded device outputs.
@@ -81,6 +89,10 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     @abc.abstractmethod
     def restore_config(self, saved: str) -> None:
         """Make the device run ``saved`` (a ``get_config()["running"]`` text) and save it."""
+
+    @abc.abstractmethod
+    def refresh_bgp_routes(self) -> None:
+        """Every BGP session sends its routes again and asks for the peer's (no reset)."""
 
     def batched_reads(self) -> contextlib.AbstractContextManager[None]:
         """Within this block the getters may answer from one read of the device (verify asks

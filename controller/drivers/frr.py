@@ -537,6 +537,9 @@ class FrrDriver(DpctlDriver):
         self._apply(files, current, merged=self._merge)
         self._candidate = None
 
+    def refresh_bgp_routes(self) -> None:
+        self._vtysh(common.REFRESH_ROUTES)
+
     def rollback_points(self) -> list[str]:
         out = self._check(f"ls -1 {STATE}/rollback 2>/dev/null || true")
         return sorted(line for line in out.split() if line)

@@ -503,6 +503,10 @@ class SonicDriver(DpctlDriver):
             self._run(command)
         self._save()
 
+    def refresh_bgp_routes(self) -> None:
+        """FRR's route refresh, in the bgp container."""
+        self._vtysh(common.REFRESH_ROUTES)
+
     def restore_config(self, saved: str) -> None:
         """Make the device run a ``get_config()["running"]`` bundle again (a deploy's backup),
         from any session: the saved CONFIG_DB, whole, through ``config replace``; each saved

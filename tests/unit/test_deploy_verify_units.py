@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from controller.deploy import deploy_lock
+from controller.deploy import DeviceOutcome, deploy_lock, deploy_task
 from controller.drivers import bundle
 from controller.drivers.frr import _created_links, _parse_reload_test, _tc_devices
 from controller.generator import build_fabric
@@ -175,3 +176,82 @@ def test_lab_fabric_without_its_lab_is_refused_before_any_connection(
     result = run_cli(*args, "-f", str(LAB), "--json")
     assert result.exit_code == 2, result.output
     assert "its lab is not running" in result.output
+
+
+class _FakeSwitch:
+    """A committed switch as deploy_task sees it: records the calls in order."""
+
+    def __init__(self, refresh_fails: bool = False) -> None:
+        self.calls: list[str] = []
+        self.committed = False
+        self.refresh_fails = refresh_fails
+
+    def load_replace_candidate(self, config: str) -> None:
+        self.calls.append("load")
+
+    def compare_config(self) -> str:
+        self.calls.append("compare")
+        return "" if self.committed else "+router bgp 65100\n"
+
+    def discard_config(self) -> None:
+        self.calls.append("discard")
+
+    def get_config(self) -> dict[str, str]:
+        return {"running": "hostname old\n"}
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        self.calls.append("sessions")
+        return {"global": {"peers": {"swp1": {"is_up": True}}}}
+
+    def commit_config(self) -> None:
+        self.calls.append("commit")
+        self.committed = True
+
+    def refresh_bgp_routes(self) -> None:
+        self.calls.append("refresh")
+        if self.refresh_fails:
+            raise RuntimeError("% Unknown command: clear bgp * soft")
+
+    def rollback(self) -> None:
+        self.calls.append("rollback")
+
+
+def _deploy_one(switch: _FakeSwitch, dry_run: bool = False) -> DeviceOutcome:
+    host = SimpleNamespace(name="p1-g1-leaf1", get_connection=lambda *_a: switch)
+    task = SimpleNamespace(host=host, nornir=SimpleNamespace(config=None))
+    result = deploy_task(
+        task,  # type: ignore[arg-type]
+        files={"p1-g1-leaf1": {"frr.conf": "router bgp 65100\n"}},
+        fabric_name="lab-dual-arp",
+        dry_run=dry_run,
+        peers_in_run={"p1-g1-leaf1": {"swp1"}},
+        progress=None,
+    )
+    outcome: DeviceOutcome = result.result
+    return outcome
+
+
+def test_a_commit_refreshes_the_routes_once_the_sessions_are_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The route refresh comes after the read-back and the sessions, never on a dry run."""
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    switch = _FakeSwitch()
+    outcome = _deploy_one(switch)
+    assert outcome.ok and outcome.changed, outcome
+    assert switch.calls[switch.calls.index("commit") :] == [
+        "commit", "load", "compare", "discard", "sessions", "refresh"
+    ]  # fmt: skip
+    dry = _FakeSwitch()
+    assert _deploy_one(dry, dry_run=True).ok and "refresh" not in dry.calls
+
+
+def test_a_refresh_the_switch_refuses_fails_the_post_check_and_rolls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    switch = _FakeSwitch(refresh_fails=True)
+    outcome = _deploy_one(switch)
+    assert not outcome.ok and outcome.rolled_back, outcome
+    assert outcome.error and "clear bgp * soft" in outcome.error
+    assert switch.calls[-1] == "rollback"
