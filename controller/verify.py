@@ -195,8 +195,11 @@ def check_host_routes(
 def check_segments(
     fabric: Fabric, states: dict[str, dict[str, Any]], drained: Mapping[str, str] | None = None
 ) -> list[Check]:
-    """Each NIC's ES up on both leaves of its pair with exactly one designated forwarder
-    (on the partner alone while one leaf is drained)."""
+    """Each NIC's ES up on both leaves of its pair with exactly one designated forwarder, and
+    each leaf listing the other's VTEP (its loopback) as a peer of the segment (on the partner
+    alone while one leaf is drained). Without the peers, two leaves that do not see each other
+    can still pass by their DF preferences alone; seen: both leaves designated forwarder with
+    no peer after a bgpd restart (``evpn_vnis`` in controller/render/device.py)."""
     drained = drained or {}
     checks = []
     for server in fabric.servers:
@@ -208,17 +211,30 @@ def check_segments(
             found = {}
             for leaf in leaves:
                 es = next((e for e in states[leaf]["es"] if e["esi"] == nic.esi), None)
-                found[leaf] = None if es is None else {"up": es["up"], "df": es["df"]}
+                found[leaf] = (
+                    None if es is None else {"up": es["up"], "df": es["df"], "peers": es["peers"]}
+                )
+            vteps = {leaf: fabric.switch_by_name[leaf].loopback for leaf in leaves}
             ok = (
                 all(f and f["up"] for f in found.values())
                 and sum(bool(f and f["df"]) for f in found.values()) == 1
+                and all(
+                    vteps[other] in (f["peers"] if f else [])
+                    for leaf, f in found.items()
+                    for other in leaves
+                    if other != leaf
+                )
             )
+            expected: dict[str, Any] = {"esi": nic.esi, "up on both": True}
+            expected["designated forwarders"] = 1
+            if len(leaves) == 2:
+                expected["peers"] = {leaves[0]: vteps[leaves[1]], leaves[1]: vteps[leaves[0]]}
             checks.append(
                 Check(
                     f"{nic.leaves[0]}+{nic.leaves[1]}",
                     f"evpn-es {server.name} rail {nic.rail}",
                     ok,
-                    {"esi": nic.esi, "up on both": True, "designated forwarders": 1},
+                    expected,
                     found,
                 )
             )

@@ -119,7 +119,21 @@ class Bgp:
     EAD routes of one segment carried RT 65100:10000; its pair did not import them, so both
     leaves stayed designated forwarder for that segment (verify: evpn-es failed) until this
     import was added by hand, which made the pair non-DF at once. FRR 8.4 refuses an import
-    of ``*:VNI`` in a VNI ("Malformed Route Target list"), so the pair's RT is named."""
+    of ``*:VNI`` in a VNI ("Malformed Route Target list"), so the pair's RT is named.
+
+    A known FRR 8.4 race this rendering cannot avoid: on ``advertise-all-vni`` zebra replays
+    every local segment and its EVIs to bgpd before the VNIs (FRR 8.4.4 zebra/zebra_vxlan.c,
+    ``zebra_evpn_es_send_all_to_client``, then the VNI walk), and bgpd drops a segment-EVI
+    whose VNI it does not know yet ("Failed to associate VNI ... VNI not present",
+    bgpd/bgp_evpn_mh.c ``bgp_evpn_local_es_evi_add``). bgpd knows a VNI from its ``vni``
+    block, but FRR refuses that block before ``advertise-all-vni`` ("This command is only
+    supported under EVPN VRF"), so whether bgpd reads the block or zebra's replay first is
+    timing (a bgpd restart under load, a first deploy, a BGP instance created anew). A
+    segment that lost the race has no EVIs in bgpd (``show bgp l2vpn evpn es``: "EVIs: 0"),
+    sends no EAD-per-EVI routes, and neither leaf of the pair activates the other as a
+    segment peer: both stay designated forwarder. Upstream fixed the replay order later
+    (FRRouting/frr#22553, 2026-07). Seen in CI on 2026-12-03 (a slow run) after a bgpd crash
+    on an EVPN-MH leaf; ``verify`` reports it (evpn-es)."""
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool

@@ -145,8 +145,11 @@ def test_maintenance_state_differs_fails(lab: Fabric) -> None:
 
 
 def _segments_state(fabric: Fabric, df: dict[str, bool], up: bool = True) -> dict[str, Any]:
+    """Every leaf's segments, each listing the pair's VTEP as its peer."""
     states: dict[str, Any] = {}
     for leaf in {leaf for s in fabric.servers for n in s.nics for leaf in n.leaves}:
+        pair = fabric.switch_by_name[leaf].pair
+        assert pair
         states[leaf] = {
             "es": [
                 {
@@ -154,7 +157,7 @@ def _segments_state(fabric: Fabric, df: dict[str, bool], up: bool = True) -> dic
                     "interface": "bond",
                     "up": up,
                     "df": df.get(leaf, False),
-                    "peers": [],
+                    "peers": [fabric.switch_by_name[pair].loopback],
                 }
                 for s in fabric.servers
                 for n in s.nics
@@ -180,6 +183,21 @@ def test_segment_without_designated_forwarder_fails() -> None:
     leaf = sorted(plane1)[0]
     states[leaf]["es"].pop()  # one segment missing on one leaf
     assert not all(c.ok for c in check_segments(fabric, states))
+
+
+def test_segment_whose_leaves_do_not_see_each_other_fails() -> None:
+    """One DF by preference alone is not enough: each leaf must list the other as a peer."""
+    fabric = fabric_of("evpn-mh")
+    plane1 = {n.leaves[0] for s in fabric.servers for n in s.nics}
+    states = _segments_state(fabric, dict.fromkeys(plane1, True))
+    leaf = sorted(plane1)[0]
+    states[leaf]["es"][0]["peers"] = []  # this leaf lost its pair as a segment peer
+    checks = check_segments(fabric, states)
+    failed = [c for c in checks if not c.ok]
+    assert len(failed) == 1 and len(checks) > 1
+    pair = fabric.switch_by_name[leaf].pair
+    assert pair and failed[0].expected["peers"][leaf] == fabric.switch_by_name[pair].loopback
+    assert failed[0].found[leaf]["peers"] == []
 
 
 @pytest.mark.parametrize("platform", ["sonic", "asternos"])
