@@ -17,6 +17,7 @@ Tests run in file order on the mode's lab (`tests/lab/conftest.py`), which the h
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from typing import Any
@@ -295,6 +296,10 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     deployed without it: 374 of 1,000 lost, 15.0 s; with it 0, longest gap 66 ms). Then
     verify must pass again: in EVPN-MH the restarted bgpd's EAD routes once carried its
     auto-derived RT, which the pair did not import (``evpn_vnis`` in render/device.py).
+    FRR 8.4's replay race can leave a segment without its local EVI in the restarted bgpd
+    ("VNI not present", README "EVPN-MH FRR crash"; CI of 2026-12-03): only when that is
+    what failed, the test applies the documented remedy (re-apply the segments' es-id),
+    says so, and verify must then pass.
 
     EVPN-MH only, for the suite's time (about 100 s a mode in the guest): graceful restart and
     zebra's retention are the same FRR code in both modes, and EVPN-MH adds its EVPN routes
@@ -345,7 +350,39 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     assert result["received"] > 0 and result["lost"] <= 5, result
     assert result["max_gap_ms"] < 2000, result  # the margin is for the emulated guest
     failed = [c.to_dict() for c in _verify_converged(lab, timeout=240) if not c.ok]
+    if failed and _lost_the_segment_evi_race(lab, leaf, failed):
+        # FRR 8.4's replay race (README, "EVPN-MH FRR crash"): the documented remedy, then
+        # the same verify; any other failure still fails the test
+        print(f"\nFRR 8.4 race on {leaf} (VNI not present): {failed}; es-id re-applied")
+        _reapply_segment_ids(lab, leaf)
+        failed = [c.to_dict() for c in _verify_converged(lab, timeout=120) if not c.ok]
     assert failed == []
+
+
+def _lost_the_segment_evi_race(lab: Lab, leaf: str, failed: list[dict[str, Any]]) -> bool:
+    """Only evpn-es checks of ``leaf``'s segments fail, and its bgpd logged the race."""
+    if not all(c["check"].startswith("evpn-es ") and leaf in c["device"] for c in failed):
+        return False
+    logs = run_cli("lab", "logs", "-f", str(lab.intent), "--node", leaf, "-n", "5000", "--json")
+    return any("VNI not present" in m["message"] for m in json.loads(logs.stdout)["messages"])
+
+
+def _reapply_segment_ids(lab: Lab, leaf: str) -> None:
+    """``no evpn mh es-id`` and the same es-id again on each of the leaf's segment bonds:
+    zebra deletes and re-adds the segment, and sends bgpd its EVIs again (lab, 2026-12-03:
+    a segment bgpd held without its local EVI was whole again at once)."""
+    with lab.session() as s:
+        running = s.vtysh(leaf, "show running-config")
+        for bond, es_id in re.findall(
+            r"^interface (\S+)\n(?: .*\n)*? evpn mh es-id (\d+)$", running, re.M
+        ):
+            s.vtysh(
+                leaf,
+                "configure terminal",
+                f"interface {bond}",
+                f"no evpn mh es-id {es_id}",
+                f"evpn mh es-id {es_id}",
+            )
 
 
 def _loopbacks_check(lab: Lab, leaf: str) -> Check:
