@@ -197,9 +197,10 @@ def check_segments(
 ) -> list[Check]:
     """Each NIC's ES up on both leaves of its pair with exactly one designated forwarder, and
     each leaf listing the other's VTEP (its loopback) as a peer of the segment (on the partner
-    alone while one leaf is drained). Without the peers, two leaves that do not see each other
-    can still pass by their DF preferences alone; seen: both leaves designated forwarder with
-    no peer after a bgpd restart (``evpn_vnis`` in controller/render/device.py)."""
+    alone while one leaf is drained). Without the peers, a pair whose leaves do not see each
+    other could pass by their DF preferences alone. A bgpd restart that lost FRR 8.4's replay
+    race (``evpn_vnis`` in controller/render/device.py) left both leaves DF and one of them
+    with no peer."""
     drained = drained or {}
     checks = []
     for server in fabric.servers:
@@ -225,8 +226,11 @@ def check_segments(
                     if other != leaf
                 )
             )
-            expected: dict[str, Any] = {"esi": nic.esi, "up on both": True}
-            expected["designated forwarders"] = 1
+            expected: dict[str, Any] = {
+                "esi": nic.esi,
+                "up on both": True,
+                "designated forwarders": 1,
+            }
             if len(leaves) == 2:
                 expected["peers"] = {leaves[0]: vteps[leaves[1]], leaves[1]: vteps[leaves[0]]}
             checks.append(

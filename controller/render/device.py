@@ -129,11 +129,12 @@ class Bgp:
     block, but FRR refuses that block before ``advertise-all-vni`` ("This command is only
     supported under EVPN VRF"), so whether bgpd reads the block or zebra's replay first is
     timing (a bgpd restart under load, a first deploy, a BGP instance created anew). A
-    segment that lost the race has no EVIs in bgpd (``show bgp l2vpn evpn es``: "EVIs: 0"),
-    sends no EAD-per-EVI routes, and neither leaf of the pair activates the other as a
-    segment peer: both stay designated forwarder. Upstream fixed the replay order later
-    (FRRouting/frr#22553, 2026-07). Seen in CI on 2026-12-03 (a slow run) after a bgpd crash
-    on an EVPN-MH leaf; ``verify`` reports it (evpn-es)."""
+    segment that lost the race has no local EVI in bgpd (``show bgp l2vpn evpn es-evi``:
+    flags ``R``, not ``LR``), sends no EAD-per-EVI route, and the pair does not activate the
+    leaf as a segment peer: both leaves stay designated forwarder (scratch lab, 2026-12-03,
+    with the "VNI not present" line in the restarted bgpd's log). Upstream fixed the replay
+    order later (FRRouting/frr#22553, 2026-07). CI of 2026-12-03 (a slow run) found both leaves
+    of a pair DF after a bgpd crash on an EVPN-MH leaf; ``verify`` reports it (evpn-es)."""
     import_host_table: int | None
     graceful_shutdown: bool
     wcmp: bool
