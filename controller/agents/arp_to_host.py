@@ -42,8 +42,21 @@ through sysfs at once, whatever the pass is doing: a pass runs ip and vtysh, sec
 lab's emulated guest under load, and a poll that waited for it lost 3.0 s of a flow in CI.
 Each gate change is written to the agent's log.
 
+Lost segment EVIs (EVPN-MH, FRR 8.4): when bgpd (re)starts or its instance is created anew,
+zebra replays each local segment with its EVIs before the VNIs, and a bgpd that does not know
+the VNI yet drops the EVI ("Failed to associate VNI ... VNI not present") for good: the
+segment then has no local EVI in bgpd, sends no EAD-per-EVI route, and the pair never takes
+this leaf as its peer (both leaves designated forwarder). Whether bgpd reads its `vni` block
+or the replay first is timing (FRRouting/frr#22553 changed the order upstream). So a thread of
+its own (EviHeal) compares zebra's local segment EVIs with bgpd's every HEAL_CHECK_S; an EVI
+bgpd lacks while it knows the VNI from the kernel, still so HEAL_CONFIRM_S later, makes it
+re-apply that segment's id on its bond (`no evpn mh es-id K`, `evpn mh es-id K`): zebra
+removes the segment and adds it again with its EVIs, which bgpd now takes. The running
+config is the same afterwards. Each heal is written to the agent's log.
+
 Usage: arp_to_host.py CONFIG.json
-  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis, segments)
+  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis, segments;
+  a segment: member, hosts, esi, es_id)
 """
 
 from __future__ import annotations
@@ -274,6 +287,128 @@ class GateWatch:
         return thread
 
 
+HEAL_CHECK_S = 30.0
+"""How often EviHeal compares zebra's and bgpd's segment EVIs: one vtysh with three commands,
+about 0.6 s of CPU in the lab's emulated guest."""
+HEAL_CONFIRM_S = 10.0
+"""A lost EVI must still be lost this much later before the agent acts: bgpd that has just
+started learns its segments and VNIs over a few seconds."""
+
+
+def vtysh_json(*commands: str) -> list[Any] | None:
+    """The JSON document of each command, from one vtysh run; None unless each command gave
+    one (a daemon that is not running prints no JSON)."""
+    args = [arg for command in commands for arg in ("-c", command)]
+    out = subprocess.run(["vtysh", *args], capture_output=True, text=True, check=False).stdout
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(out) and out[pos].isspace():
+            pos += 1
+        if pos == len(out):
+            break
+        try:
+            doc, pos = decoder.raw_decode(out, pos)
+        except ValueError:
+            return None
+        docs.append(doc)
+    return docs if len(docs) == len(commands) else None
+
+
+HEAL_COMMANDS = (
+    "show evpn es-evi json",
+    "show bgp l2vpn evpn es-evi json",
+    "show bgp l2vpn evpn vni json",
+)
+
+
+def lost_segment_evis(
+    zebra_evis: Any, bgp_evis: Any, bgp_vnis: Any, esis: set[str]
+) -> set[tuple[str, int]]:
+    """(ESI, VNI) of this leaf's segments that zebra holds as local and bgpd does not, where
+    bgpd knows the VNI from the kernel (``show bgp l2vpn evpn vni json``: ``inKernel``), so
+    it will not take the EVI by itself any more (the three are HEAL_COMMANDS' answers)."""
+    if not (isinstance(zebra_evis, list) and isinstance(bgp_evis, list)):
+        return set()
+    if not isinstance(bgp_vnis, dict):
+        return set()
+    known = {
+        int(vni)
+        for vni, info in bgp_vnis.items()
+        if vni.isdigit() and isinstance(info, dict) and info.get("inKernel") == "True"
+    }
+    local_in_bgp = {
+        (str(e.get("esi")), e.get("vni"))
+        for e in bgp_evis
+        if isinstance(e, dict) and "local" in (e.get("type") or [])
+    }
+    return {
+        (str(e["esi"]), int(e["vni"]))
+        for e in zebra_evis
+        if isinstance(e, dict)
+        and str(e.get("esi")) in esis
+        and isinstance(e.get("vni"), int)
+        and "local" in (e.get("type") or [])
+        and e["vni"] in known
+        and (str(e["esi"]), e["vni"]) not in local_in_bgp
+    }
+
+
+def reapply_es_ids(bonds: list[tuple[str, int]]) -> tuple[int, str]:
+    """Remove and add again each (bond, es-id) in one vtysh run: (exit code, its output)."""
+    args = ["-c", "configure terminal"]
+    for bond, es_id in bonds:
+        args += ["-c", f"interface {bond}", "-c", f"no evpn mh es-id {es_id}"]
+        args += ["-c", f"evpn mh es-id {es_id}", "-c", "exit"]
+    done = subprocess.run(["vtysh", *args], capture_output=True, text=True, check=False)
+    return done.returncode, (done.stdout + done.stderr).strip()
+
+
+class EviHeal:
+    """Re-applies the id of each segment whose EVI bgpd lost (see the module's docstring),
+    in a thread of its own: a vtysh is seconds in a loaded guest, and a pass must not wait."""
+
+    def __init__(self, segments: dict[str, Any]) -> None:
+        self.bond_of = {
+            str(seg["esi"]): (bond, int(seg["es_id"]))
+            for bond, seg in sorted(segments.items())
+            if seg.get("esi") and seg.get("es_id")
+        }
+        self.suspect: set[tuple[str, int]] = set()
+
+    def check(self) -> list[str]:
+        """One look; the bonds whose id it re-applied (an EVI lost at two looks in a row)."""
+        docs = vtysh_json(*HEAL_COMMANDS)
+        if docs is None:  # bgpd or zebra not answering: start over
+            self.suspect = set()
+            return []
+        lost = lost_segment_evis(docs[0], docs[1], docs[2], set(self.bond_of))
+        confirmed, self.suspect = lost & self.suspect, lost - self.suspect
+        if not confirmed:
+            return []
+        bonds = sorted({self.bond_of[esi] for esi, _vni in confirmed})
+        rc, out = reapply_es_ids(bonds)
+        evis = ", ".join(f"{esi} VNI {vni}" for esi, vni in sorted(confirmed))
+        names = " ".join(bond for bond, _ in bonds)
+        print(
+            f"{time.time():.3f} healed {names}: bgpd had no local EVI for {evis} "
+            f"(FRR 8.4 replay race); re-applied es-id, vtysh rc={rc} {out[-200:]}",
+            flush=True,
+        )
+        return [bond for bond, _ in bonds]
+
+    def run(self) -> None:
+        while True:
+            self.check()
+            time.sleep(HEAL_CONFIRM_S if self.suspect else HEAL_CHECK_S)
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run, name="evi-heal", daemon=True)
+        thread.start()
+        return thread
+
+
 def bond_gates(
     links: list[dict[str, Any]], segments: dict[str, Any], serving: set[str]
 ) -> list[str]:
@@ -455,6 +590,8 @@ def main(path: str) -> None:
     watch = GateWatch(segments) if segments else None
     if watch is not None:
         watch.start()  # an opened gate raises the bond's carrier: a link event, so a pass
+    if segments:
+        EviHeal(segments).start()
     while True:
         ready, _, _ = select.select([fd], [], [], pacer.wait(time.monotonic()))
         if ready:

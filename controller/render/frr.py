@@ -109,7 +109,13 @@ def context(device: DeviceConfig) -> dict[str, Any]:
             if device.segments
             else {},
             "segments": {
-                es.bond: {"member": es.member, "hosts": [es.host]} for es in device.segments
+                es.bond: {
+                    "member": es.member,
+                    "hosts": [es.host],
+                    "esi": es.esi,
+                    "es_id": es.es_id,
+                }
+                for es in device.segments
             },
         },
     }

@@ -213,3 +213,114 @@ def test_gate_watch_leaves_an_open_bond_and_a_bond_not_serving_alone(tmp_path: A
     assert opened.check() == ([], False)  # not gated: nothing to do, whatever LACP says
     ready = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "ready", 2, 1, IN_SYNC, 61))
     assert ready.check() == (["bond3"], False)
+
+
+# FRR 8.4's replay race, as the lab showed it on p1-g1-leaf1 (2026-12-03): zebra holds both
+# segment EVIs as local, the restarted bgpd only as remote (the pair's routes), while it knows
+# the VNI from the kernel.
+ESI_1, ESI_2 = "03:02:d1:00:00:01:01:00:00:01", "03:02:d1:00:00:02:01:00:00:03"
+ZEBRA_EVIS = [
+    {"esi": ESI_1, "vni": 10000, "type": ["local"]},
+    {"esi": ESI_2, "vni": 10000, "type": ["local"]},
+]
+VTEP = [{"vtep_ip": "10.255.0.7", "flags": ["ead-per-es", "ead-per-evi"]}]
+BGP_LOST = [
+    {"esi": ESI_1, "vni": 10000, "type": ["remote"], "vteps": VTEP},
+    {"esi": ESI_2, "vni": 10000, "type": ["remote"], "vteps": VTEP},
+]
+BGP_WHOLE = [dict(e, type=["local", "remote"]) for e in BGP_LOST]
+BGP_VNIS = {
+    "advertiseAllVnis": "Enabled",
+    "numVnis": 1,
+    "10000": {"vni": 10000, "inKernel": "True"},
+}
+HEAL_SEGMENTS = {
+    "bond1": {"member": "swp1", "hosts": ["10.0.0.2"], "esi": ESI_1, "es_id": 1},
+    "bond2": {"member": "swp2", "hosts": ["10.0.0.10"], "esi": ESI_2, "es_id": 3},
+}
+
+
+def test_lost_segment_evis_are_local_in_zebra_and_not_in_bgpd() -> None:
+    esis = {ESI_1, ESI_2}
+    lost = arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, BGP_VNIS, esis)
+    assert lost == {(ESI_1, 10000), (ESI_2, 10000)}
+    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_WHOLE, BGP_VNIS, esis) == set()
+    # bgpd holding nothing at all for the segment (the pair's routes not there yet) is lost too
+    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, [], BGP_VNIS, esis) == lost
+
+
+@pytest.mark.parametrize(
+    ("bgp_vnis", "esis", "why"),
+    [
+        ({"numVnis": 0}, {ESI_1, ESI_2}, "bgpd does not know the VNI yet: it may still come"),
+        ({"10000": {"vni": 10000, "inKernel": "False"}}, {ESI_1, ESI_2}, "VNI not from zebra"),
+        (BGP_VNIS, set(), "not a segment of this leaf's agent"),
+        (None, {ESI_1, ESI_2}, "bgpd did not answer"),
+    ],
+)
+def test_no_lost_evi_without_a_known_vni_or_a_segment_of_ours(
+    bgp_vnis: Any, esis: set[str], why: str
+) -> None:
+    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, bgp_vnis, esis) == set(), why
+
+
+def test_vtysh_json_reads_each_commands_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = {"out": json.dumps(ZEBRA_EVIS, indent=2) + "\n" + json.dumps(BGP_VNIS) + "\n"}
+
+    class Done:
+        returncode = 0
+        stderr = ""
+
+        @property
+        def stdout(self) -> str:
+            return outputs["out"]
+
+    monkeypatch.setattr(arp_to_host.subprocess, "run", lambda *a, **k: Done())
+    assert arp_to_host.vtysh_json("a", "b") == [ZEBRA_EVIS, BGP_VNIS]
+    assert arp_to_host.vtysh_json("a", "b", "c") is None  # one command gave no JSON
+    outputs["out"] = "% bgpd is not running\n" + json.dumps(BGP_VNIS)
+    assert arp_to_host.vtysh_json("a", "b") is None
+
+
+def test_heal_acts_on_an_evi_lost_at_two_looks_in_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first look only suspects (a bgpd just started learns over a few seconds); the
+    second re-applies the ids of the bonds whose EVI is still lost; a look without an answer
+    (bgpd restarting) starts over."""
+    answers: list[list[Any] | None] = [
+        [ZEBRA_EVIS, BGP_LOST, BGP_VNIS],
+        None,
+        [ZEBRA_EVIS, BGP_LOST, BGP_VNIS],
+        [ZEBRA_EVIS, BGP_LOST, BGP_VNIS],
+        [ZEBRA_EVIS, BGP_WHOLE, BGP_VNIS],
+    ]
+    applied: list[list[tuple[str, int]]] = []
+    monkeypatch.setattr(arp_to_host, "vtysh_json", lambda *c: answers.pop(0))
+
+    def reapply(bonds: list[tuple[str, int]]) -> tuple[int, str]:
+        applied.append(bonds)
+        return 0, ""
+
+    monkeypatch.setattr(arp_to_host, "reapply_es_ids", reapply)
+    heal = arp_to_host.EviHeal(HEAL_SEGMENTS)
+    assert heal.check() == []  # suspected
+    assert heal.check() == []  # no answer: start over
+    assert heal.check() == []  # suspected again
+    assert heal.check() == ["bond1", "bond2"]
+    assert applied == [[("bond1", 1), ("bond2", 3)]]
+    assert heal.check() == [] and heal.suspect == set()
+
+
+def test_render_gives_each_segment_its_esi_and_es_id() -> None:
+    """The agent re-applies the es-id the frr.conf of the same render gives the bond."""
+    fabric = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))
+    files = render_fabric(fabric)
+    for switch in fabric.switches:
+        if switch.role != "leaf":
+            continue
+        config = json.loads(files[switch.name]["arp-to-host.json"])
+        frr = files[switch.name]["frr.conf"]
+        for bond, seg in config["segments"].items():
+            assert f"interface {bond}\n" in frr
+            stanza = frr.split(f"interface {bond}\n", 1)[1].split("exit", 1)[0]
+            assert f" evpn mh es-id {seg['es_id']}\n" in stanza, (switch.name, bond)
+            assert seg["esi"].startswith("03:")
