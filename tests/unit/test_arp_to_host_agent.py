@@ -127,3 +127,55 @@ def test_running_agent_withdraws_on_carrier_loss_within_a_second(
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_carrier_loss_fast_path_acts_on_the_monitor_line_alone(leaf: tuple[str, str]) -> None:
+    """The fast path, without a pass: the kernel's own `ip monitor label link` lines for the
+    port's carrier loss name the port, and the neighbours the last pass saw behind it lose
+    their entry and /32 at once."""
+    leaf_ns, _ = leaf
+    config = {
+        "table": 100,
+        "interfaces": ["br0"],
+        "prefixes": ["10.9.0.0/29"],
+        "bridge": "br0",
+        "withdraw_on_carrier_loss": True,
+    }
+    code = (
+        "import json,subprocess,sys,time; from controller.agents import arp_to_host as a; "
+        "c=json.loads(sys.argv[1]); p=a.Ports('br0'); a.reconcile(c,p); a.reconcile(c,p); "
+        "print('before', sorted(a.present(100)), p.behind); "
+        "m=subprocess.Popen(['ip','monitor','label','link'],stdout=subprocess.PIPE,text=True); "
+        "time.sleep(0.5); subprocess.run(['ip','link','set','p1','down']); "
+        "lines=[m.stdout.readline().rstrip() for _ in range(2)]; m.terminate(); "
+        "down=a.carrier_lost(lines,'br0'); print('down', sorted(down)); "
+        "print('ran', a.withdraw_behind(p, down, 100))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        ["ip", "netns", "exec", leaf_ns, "python3", "-c", code, json.dumps(config)],
+        check=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "('10.9.0.2', 'br0')" in out.split("before", 1)[1].split("\n", 1)[0], out
+    assert "down ['p1']" in out, out
+    after = sh(f"ip -n {leaf_ns} route show table 100; ip -n {leaf_ns} neigh show dev br0")
+    assert "10.9.0.2" not in after, (out, after)
+
+
+def test_carrier_lost_reads_only_the_bridges_ports_going_down() -> None:
+    lines = [
+        "[LINK]3: swp1: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 9216 master br0 state DOWN ",
+        "    link/ether a6:bd:d7:5c:c7:7b",
+        "[LINK]4: swp2@if3: <BROADCAST,MULTICAST> mtu 9216 qdisc prio master br0 state DOWN "
+        "group default ",
+        "[LINK]5: swp3@if4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9216 master br0 state UP ",
+        "[LINK]6: swp4@if5: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 9216 state DOWN ",
+        "[LINK]7: swp5@if6: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 9216 master br1 state DOWN ",
+        "[LINK]Deleted 8: swp6: <NO-CARRIER,BROADCAST,MULTICAST,UP> master br0 state DOWN ",
+        "[NEIGH]10.9.0.2 dev br0 lladdr 1e:a6:0d:d4:63:ae REACHABLE",
+    ]
+    assert arp_to_host.carrier_lost(lines, "br0") == {"swp1", "swp2"}
