@@ -341,6 +341,10 @@ about 0.6 s of CPU in the lab's emulated guest."""
 HEAL_CONFIRM_S = 10.0
 """A lost EVI must still be lost this much later before the agent acts: bgpd that has just
 started learns its segments and VNIs over a few seconds."""
+HEAL_AGAIN_S = 120.0
+"""A segment whose id was re-applied is not re-applied again before this: if bgpd still
+lacks its EVI, something else is wrong, and the agent's log says so once per interval
+instead of churning the segment every 40 s."""
 
 
 def vtysh_json(*commands: str) -> list[Any] | None:
@@ -424,17 +428,33 @@ class EviHeal:
             if seg.get("esi") and seg.get("es_id")
         }
         self.suspect: set[tuple[str, int]] = set()
+        self.healed_at: dict[str, float] = {}
+        """ESI -> when its id was last re-applied (monotonic clock)."""
 
-    def check(self) -> list[str]:
-        """One look; the bonds whose id it re-applied (an EVI lost at two looks in a row)."""
+    def check(self, now: float | None = None) -> list[str]:
+        """One look; the bonds whose id it re-applied (an EVI lost at two looks in a row, and
+        not re-applied within HEAL_AGAIN_S)."""
+        now = time.monotonic() if now is None else now
         docs = vtysh_json(*HEAL_COMMANDS)
         if docs is None:  # bgpd or zebra not answering: start over
             self.suspect = set()
             return []
         lost = lost_segment_evis(docs[0], docs[1], docs[2], set(self.bond_of))
         confirmed, self.suspect = lost & self.suspect, lost - self.suspect
+        recent = {
+            evi
+            for evi in confirmed
+            if now - self.healed_at.get(evi[0], -HEAL_AGAIN_S) < HEAL_AGAIN_S
+        }
+        if recent:
+            print(
+                f"{time.time():.3f} still no local EVI after a heal: {sorted(recent)}", flush=True
+            )
+        confirmed -= recent
         if not confirmed:
             return []
+        for esi, _vni in confirmed:
+            self.healed_at[esi] = now
         bonds = sorted({self.bond_of[esi] for esi, _vni in confirmed})
         rc, out = reapply_es_ids(bonds)
         evis = ", ".join(f"{esi} VNI {vni}" for esi, vni in sorted(confirmed))

@@ -302,12 +302,25 @@ def test_heal_acts_on_an_evi_lost_at_two_looks_in_a_row(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(arp_to_host, "reapply_es_ids", reapply)
     heal = arp_to_host.EviHeal(HEAL_SEGMENTS)
-    assert heal.check() == []  # suspected
-    assert heal.check() == []  # no answer: start over
-    assert heal.check() == []  # suspected again
-    assert heal.check() == ["bond1", "bond2"]
+    assert heal.check(1000.0) == []  # suspected
+    assert heal.check(1010.0) == []  # no answer: start over
+    assert heal.check(1020.0) == []  # suspected again
+    assert heal.check(1030.0) == ["bond1", "bond2"]
     assert applied == [[("bond1", 1), ("bond2", 3)]]
-    assert heal.check() == [] and heal.suspect == set()
+    assert heal.check(1060.0) == [] and heal.suspect == set()
+
+
+def test_heal_does_not_churn_a_segment_it_could_not_heal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A segment still lost after its id was re-applied is re-applied again only after
+    HEAL_AGAIN_S."""
+    monkeypatch.setattr(arp_to_host, "vtysh_json", lambda *c: [ZEBRA_EVIS, BGP_LOST, BGP_VNIS])
+    applied: list[list[tuple[str, int]]] = []
+    monkeypatch.setattr(arp_to_host, "reapply_es_ids", lambda b: (applied.append(b), (0, ""))[1])
+    heal = arp_to_host.EviHeal(HEAL_SEGMENTS)
+    times = [0.0, 10.0, 40.0, 50.0, 80.0, 90.0, 130.0, 140.0]
+    healed = [heal.check(t) for t in times]
+    assert [i for i, bonds in enumerate(healed) if bonds] == [1, 7], healed
+    assert len(applied) == 2
 
 
 def test_render_gives_each_segment_its_esi_and_es_id() -> None:
