@@ -13,7 +13,10 @@ variant (the lab's syslog) is kept next to OUT as OUT-stem.<mode>-<on|off>.syslo
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
-  [--out FILE] [--keep]
+  [--out FILE] [--fresh]
+--event and --skip match whole words of an event's name ("drain" is not "drained"; "FRR
+restart" is not "watchfrr restarts"). The rows of the earlier OUT .json that a run does not
+measure again are kept (--fresh: start the table over).
 Takes hours on a 2-core machine (four labs in a QEMU TCG guest, one after another; under the
 probes' load one drain + undrain takes about 13 min; --skip drain: 20-25 min per variant).
 Probes at 100 packets/s per flow: each event starts once every flow is flowing (on the loaded
@@ -28,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -333,11 +337,16 @@ def measure(
     }
 
 
+def names(event: str, word: str) -> bool:
+    """Whether ``word`` (one or more words) occurs in ``event`` as whole words, any case."""
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", event, re.IGNORECASE) is not None
+
+
 def selected(event: str, quick: bool, words: list[str], skip: list[str] | None = None) -> bool:
-    if any(w.lower() in event.lower() for w in skip or []):
+    if any(names(event, w) for w in skip or []):
         return False
     if words:
-        return any(w.lower() in event.lower() for w in words)
+        return any(names(event, w) for w in words)
     return not quick or event.startswith("drain")
 
 
@@ -551,9 +560,9 @@ def main() -> None:
     parser.add_argument("--protection", choices=("off", "on"), action="append")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "failure-matrix.md")
     parser.add_argument(
-        "--keep",
+        "--fresh",
         action="store_true",
-        help="keep the rows of the earlier OUT .json that this run does not measure again",
+        help="drop the rows of the earlier OUT .json that this run does not measure again",
     )
     args = parser.parse_args()
     os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
@@ -565,7 +574,7 @@ def main() -> None:
         for protection in args.protection or ("off", "on")
     ]
     earlier_file = args.out.with_suffix(".json")
-    rows = json.loads(earlier_file.read_text()) if args.keep and earlier_file.exists() else []
+    rows = json.loads(earlier_file.read_text()) if earlier_file.exists() and not args.fresh else []
     for mode, protection in run:
         logs = args.out.with_name(f"{args.out.stem}.{mode}-{'on' if protection else 'off'}.syslog")
         rows = merged(rows, run_variant(mode, protection, args.quick, args.event, args.skip, logs))
