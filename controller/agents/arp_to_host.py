@@ -104,6 +104,13 @@ def _ip_json(*args: str) -> list[dict[str, Any]]:
     return _json("ip", "-j", *args)
 
 
+def _ip_batch(lines: list[str]) -> None:
+    """Run ``lines`` through one ``ip -force -batch`` (a failed line does not stop the rest)."""
+    subprocess.run(
+        ["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n", text=True, check=False
+    )
+
+
 def neighbours(config: dict[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resolved IPv4 neighbours of the rail SVIs inside the rail prefixes (``entries``:
     ``ip -j -4 neigh show``)."""
@@ -184,9 +191,7 @@ def withdraw_behind(ports: Ports, down: set[str], table: int) -> list[str]:
             batch.append(f"neigh del {ip} dev {dev}")
             batch.append(f"route del {ip}/32 dev {dev} table {table}")
     if batch:
-        subprocess.run(
-            ["ip", "-force", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=False
-        )
+        _ip_batch(batch)
         print(f"{time.time():.3f} carrier lost on {' '.join(sorted(down))}: {batch}", flush=True)
     return batch
 
@@ -197,9 +202,7 @@ def flush_behind_down_ports(neighs: list[dict[str, Any]], ports: Ports) -> list[
     dead = [n for n in neighs if ports.mac_port.get(str(n["lladdr"]).lower()) in down]
     if dead:
         batch = [f"neigh del {n['dst']} dev {n['dev']}" for n in dead]
-        subprocess.run(
-            ["ip", "-force", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=False
-        )
+        _ip_batch(batch)
         for n in dead:
             ports.mac_port.pop(str(n["lladdr"]).lower(), None)
     return [n for n in neighs if n not in dead]
@@ -544,12 +547,7 @@ class Synced:
             batch.append(f"neigh del {key[0]} dev {key[1]}")
             del self.installed[key]
         if batch:
-            subprocess.run(
-                ["ip", "-force", "-batch", "-"],
-                input="\n".join(batch) + "\n",
-                text=True,
-                check=False,
-            )
+            _ip_batch(batch)
         return bool(batch)
 
 
@@ -598,9 +596,7 @@ def reconcile(
     ]
     batch += [f"route del {dst}/32 dev {dev} table {table}" for dst, dev in sorted(have - want)]
     if batch:
-        subprocess.run(
-            ["ip", "-force", "-batch", "-"], input="\n".join(batch) + "\n", text=True, check=False
-        )
+        _ip_batch(batch)
     return missing
 
 

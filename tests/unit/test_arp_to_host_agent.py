@@ -50,25 +50,21 @@ ip netns exec {srv_ns} ping -c 2 -i 0.2 -W 2 10.9.0.1 >/dev/null
         subprocess.run(["ip", "netns", "del", srv_ns], check=False)
 
 
-def _agent(ns: str, withdraw: bool) -> tuple[str, str]:
-    """Reconcile inside ``ns``, take p1 down (if ``withdraw``), reconcile again: the table
-    before and the table and neighbours after."""
-    config = {
+def _config(withdraw: bool) -> dict[str, object]:
+    """The agent's config for the fixture's leaf: br0, its /29, table 100."""
+    return {
         "table": 100,
         "interfaces": ["br0"],
         "prefixes": ["10.9.0.0/29"],
         "bridge": "br0",
         "withdraw_on_carrier_loss": withdraw,
     }
-    code = (
-        "import json,sys; from controller.agents import arp_to_host as a; "
-        "c=json.loads(sys.argv[1]); p=a.Ports('br0') if c['withdraw_on_carrier_loss'] else None; "
-        "a.reconcile(c,p); a.reconcile(c,p); print(sorted(a.present(100))); import subprocess; "
-        f"subprocess.run(['ip','link','set','p1','down'] if {withdraw!r} else ['true']); "
-        "a.reconcile(c,p)"
-    )
+
+
+def _python_in(ns: str, code: str, config: dict[str, object]) -> str:
+    """Run ``code`` (given the agent's config as argv[1]) in namespace ``ns``: its stdout."""
     root = Path(__file__).resolve().parents[2]
-    before = subprocess.run(
+    return subprocess.run(
         ["ip", "netns", "exec", ns, "python3", "-c", code, json.dumps(config)],
         check=True,
         cwd=root,
@@ -76,6 +72,19 @@ def _agent(ns: str, withdraw: bool) -> tuple[str, str]:
         capture_output=True,
         text=True,
     ).stdout
+
+
+def _agent(ns: str, withdraw: bool) -> tuple[str, str]:
+    """Reconcile inside ``ns``, take p1 down (if ``withdraw``), reconcile again: the table
+    before and the table and neighbours after."""
+    code = (
+        "import json,sys; from controller.agents import arp_to_host as a; "
+        "c=json.loads(sys.argv[1]); p=a.Ports('br0') if c['withdraw_on_carrier_loss'] else None; "
+        "a.reconcile(c,p); a.reconcile(c,p); print(sorted(a.present(100))); import subprocess; "
+        f"subprocess.run(['ip','link','set','p1','down'] if {withdraw!r} else ['true']); "
+        "a.reconcile(c,p)"
+    )
+    before = _python_in(ns, code, _config(withdraw))
     return before, sh(f"ip -n {ns} route show table 100; ip -n {ns} neigh show dev br0")
 
 
@@ -99,17 +108,7 @@ def test_running_agent_withdraws_on_carrier_loss_within_a_second(
     and goes within a second of the port losing carrier."""
     leaf_ns, _ = leaf
     config = tmp_path / "arp-to-host.json"
-    config.write_text(
-        json.dumps(
-            {
-                "table": 100,
-                "interfaces": ["br0"],
-                "prefixes": ["10.9.0.0/29"],
-                "bridge": "br0",
-                "withdraw_on_carrier_loss": True,
-            }
-        )
-    )
+    config.write_text(json.dumps(_config(withdraw=True)))
     agent = Path(arp_to_host.__file__)
     proc = subprocess.Popen(["ip", "netns", "exec", leaf_ns, "python3", str(agent), str(config)])
     try:
@@ -134,13 +133,6 @@ def test_carrier_loss_fast_path_acts_on_the_monitor_line_alone(leaf: tuple[str, 
     port's carrier loss name the port, and the neighbours the last pass saw behind it lose
     their entry and /32 at once."""
     leaf_ns, _ = leaf
-    config = {
-        "table": 100,
-        "interfaces": ["br0"],
-        "prefixes": ["10.9.0.0/29"],
-        "bridge": "br0",
-        "withdraw_on_carrier_loss": True,
-    }
     code = (
         "import json,subprocess,sys,time; from controller.agents import arp_to_host as a; "
         "c=json.loads(sys.argv[1]); p=a.Ports('br0'); a.reconcile(c,p); a.reconcile(c,p); "
@@ -151,15 +143,7 @@ def test_carrier_loss_fast_path_acts_on_the_monitor_line_alone(leaf: tuple[str, 
         "down=a.carrier_lost(lines,'br0'); print('down', sorted(down)); "
         "print('ran', a.withdraw_behind(p, down, 100))"
     )
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run(
-        ["ip", "netns", "exec", leaf_ns, "python3", "-c", code, json.dumps(config)],
-        check=True,
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        capture_output=True,
-        text=True,
-    ).stdout
+    out = _python_in(leaf_ns, code, _config(withdraw=True))
     assert "('10.9.0.2', 'br0')" in out.split("before", 1)[1].split("\n", 1)[0], out
     assert "down ['p1']" in out, out
     after = sh(f"ip -n {leaf_ns} route show table 100; ip -n {leaf_ns} neigh show dev br0")
