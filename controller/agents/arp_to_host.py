@@ -23,7 +23,9 @@ but FRR 8.4 does not make it a usable kernel neighbour on this kernel (it stays 
 so the pair would have no /32. The agent installs each such synced entry itself as an
 externally learned, never-probed neighbour (`extern_learn nud noarp`: zebra ignores
 externally learned kernel entries as local learning, so it does not re-advertise it), and
-removes it when zebra no longer lists it.
+removes it when zebra no longer lists it. zebra puts such an entry back as STALE when its
+hold timer for the pair's sync ends (18 min); the agent replaces that at once too, since a
+leaf whose own link to the server is down cannot confirm it by ARP (``zebra_probes``).
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind
 it): the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone
@@ -521,6 +523,23 @@ def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
     return result
 
 
+def zebra_probes(entry: dict[str, Any]) -> bool:
+    """Whether a kernel neighbour is zebra's own probe-able install (``proto zebra``, not
+    NOARP). zebra puts a synced entry back so when its hold timer for the pair's sync ends
+    (``evpn mh neigh-holdtime``, 18 min by default): STALE, so the kernel probes it 5 s
+    later. A leaf whose own link to the server is down cannot confirm it (the server answers
+    to the anycast gateway MAC, which the pair takes), so it fails 3 s later and what this
+    leaf still routes to the server is lost until it is installed again (3.1 s of a flow in
+    CI, 2026-12-03). The agent replaces such an entry with its own at once."""
+    states = {str(s) for s in entry.get("state", [])}
+    return entry.get("protocol") == "zebra" and not states & {"NOARP", "PERMANENT"}
+
+
+def _agents_own(entry: dict[str, Any]) -> bool:
+    """An entry in the form this agent installs (externally learned, never probed)."""
+    return "extern_learn" in entry and "NOARP" in {str(s) for s in entry.get("state", [])}
+
+
 class Synced:
     """The neighbours this agent installed from zebra's synced entries."""
 
@@ -536,12 +555,17 @@ class Synced:
         valid = {
             (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
             for n in entries
-            if not {str(s) for s in n.get("state", [])} & DEAD_STATES and n.get("lladdr")
+            if not {str(s) for s in n.get("state", [])} & DEAD_STATES
+            and n.get("lladdr")
+            and not zebra_probes(n)
         }
+        ours = {(str(n["dst"]), str(n["dev"])) for n in entries if _agents_own(n)}
         batch = []
         for (ip, svi), mac in sorted(synced.items()):
             if valid.get((ip, svi)) != mac:  # learned here already, or installed before
                 batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
+                self.installed[(ip, svi)] = mac
+            elif (ip, svi) in ours:  # an agent before this one (restarted) installed it
                 self.installed[(ip, svi)] = mac
         for key in sorted(set(self.installed) - set(synced)):
             batch.append(f"neigh del {key[0]} dev {key[1]}")

@@ -226,7 +226,9 @@ def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> N
     pair, over VXLAN: the ES bond's bridge backup port (ip.batch). To make every packet enter
     that leaf, the sending server's own link to the pair is down too. Without the backup
     port the leaf dropped them all (150 of 150): the neighbour its pair synced points at the
-    dead bond.
+    dead bond. While the links are down, zebra's re-install of the server's neighbour at the
+    end of its sync hold timer (STALE: the kernel would probe it and fail) must be replaced
+    by the agent's own entry within 5 s.
 
     Then the links come back under a second flow. The leaf's bond would have carrier at once
     while the server still holds its port out (updelay) and LACP is not up: the agent keeps
@@ -271,6 +273,7 @@ def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> N
             s.root_run(f"ip -n {namespace} link set {port} down")
         try:
             time.sleep(3)  # the bonds' carrier loss (miimon) and the leaf's agent
+            replaced = _zebra_reinstall_replaced(s, leaf, dst.nics[0].ip)
             down = probe(150, 50.0, 5390)
             flow = threading.Thread(target=across_the_return)
             flow.start()
@@ -283,8 +286,28 @@ def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> N
         _wait_host_route(s, pair, src.nics[0].ip, present=True, timeout=90)
     print(f"\n{leaf} {leaf_port} down, {src.name} only on {leaf}: {down}")
     print(f"{leaf} {leaf_port} back up under a flow: {returning}")
+    assert replaced < 5, f"{leaf}: zebra's STALE re-install of {dst.name} kept {replaced:.1f} s"
     assert down["received"] > 0 and down["lost"] == 0, down
     assert returning["received"] > 0 and returning["max_gap_ms"] < 3000, returning
+
+
+def _zebra_reinstall_replaced(s: LabSession, leaf: str, address: str) -> float:
+    """Put the server's neighbour on the leaf as zebra does when its hold timer for the pair's
+    sync ends (18 min after it began: STALE, proto zebra); seconds until the agent had
+    replaced it with its own never-probed entry (or 10 when it did not). Left STALE, the
+    kernel probes it 5 s later and, the leaf's link being down, fails it 3 s after that:
+    3.1 s of this test's second flow lost in CI (2026-12-03)."""
+    svi = s.check(leaf, f"ip -4 -o neigh show {address}").split()[2]
+    mac = s.check(leaf, f"ip -4 -o neigh show {address}").split()[4]
+    s.root_run(
+        f"ip -n {PREFIX}{leaf} neigh replace {address} lladdr {mac} dev {svi} nud stale proto zebra"
+    )
+    start = time.monotonic()
+    while time.monotonic() - start < 10:
+        if "NOARP" in s.check(leaf, f"ip -4 neigh show {address}"):
+            return time.monotonic() - start
+        time.sleep(0.2)
+    return 10.0
 
 
 def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:

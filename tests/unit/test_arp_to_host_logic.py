@@ -337,3 +337,72 @@ def test_render_gives_each_segment_its_esi_and_es_id() -> None:
             stanza = frr.split(f"interface {bond}\n", 1)[1].split("exit", 1)[0]
             assert f" evpn mh es-id {seg['es_id']}\n" in stanza, (switch.name, bond)
             assert seg["esi"].startswith("03:")
+
+
+ZEBRA_STALE = {"dst": "10.100.0.2", "dev": "vlan1001", "lladdr": "f6:39:47:bf:45:01"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "probes"),
+    [
+        ({"state": ["STALE"], "protocol": "zebra"}, True),  # zebra's re-install at hold expiry
+        ({"state": ["DELAY"], "protocol": "zebra"}, True),
+        ({"state": ["NOARP"], "protocol": "zebra", "extern_learn": None}, False),  # ours
+        ({"state": ["STALE"]}, False),  # learned by this leaf's kernel: left alone
+        ({"state": ["REACHABLE"]}, False),
+    ],
+)
+def test_zebra_probes_names_only_zebras_probe_able_install(
+    extra: dict[str, Any], probes: bool
+) -> None:
+    assert arp_to_host.zebra_probes({**ZEBRA_STALE, **extra}) is probes
+
+
+def _synced_batches(
+    monkeypatch: pytest.MonkeyPatch, kernel: list[dict[str, Any]]
+) -> list[list[str]]:
+    batches: list[list[str]] = []
+    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
+    zebra = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
+    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(zebra))
+    synced = arp_to_host.Synced({"10000": "vlan1001"})
+    synced.installed = dict(zebra)  # the agent installed it before
+    synced.apply(kernel, ask_zebra=False)
+    synced.apply(kernel, ask_zebra=True)
+    return batches
+
+
+def test_synced_entry_zebra_put_back_as_stale_is_replaced_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At its hold timer's end zebra re-installs the synced neighbour STALE; left so, the
+    kernel probes it and, with this leaf's link to the server down, fails it 8 s later."""
+    kernel = [{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}]
+    replace = (
+        "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"
+    )
+    assert _synced_batches(monkeypatch, kernel) == [[replace], [replace]]
+
+
+def test_synced_entry_already_ours_or_learned_here_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "protocol": "zebra", "extern_learn": None}]
+    learned = [{**ZEBRA_STALE, "state": ["STALE"]}]
+    assert _synced_batches(monkeypatch, ours) == []
+    assert _synced_batches(monkeypatch, learned) == []
+
+
+def test_synced_entry_a_restarted_agent_finds_is_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new agent (deploy, reboot) takes the NOARP entries it finds as its own, so a later
+    STALE re-install by zebra is replaced at the next event, not at the next ask of zebra."""
+    batches: list[list[str]] = []
+    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
+    zebra = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
+    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(zebra))
+    synced = arp_to_host.Synced({"10000": "vlan1001"})
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "protocol": "zebra", "extern_learn": None}]
+    synced.apply(ours, ask_zebra=True)
+    assert batches == [] and synced.installed == zebra
+    synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
+    assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
