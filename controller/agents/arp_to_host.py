@@ -24,8 +24,9 @@ so the pair would have no /32. The agent installs each such synced entry itself 
 externally learned, never-probed neighbour (`extern_learn nud noarp`: zebra ignores
 externally learned kernel entries as local learning, so it does not re-advertise it), and
 removes it when zebra no longer lists it. zebra puts such an entry back as STALE when its
-hold timer for the pair's sync ends (18 min); the agent replaces that at once too, since a
-leaf whose own link to the server is down cannot confirm it by ARP (``zebra_probes``).
+hold timer for the pair's sync ends (18 min); the agent replaces that at its next pass,
+since a leaf whose own link to the server is down cannot confirm it by ARP
+(``zebra_probes``).
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind
 it): the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone
@@ -113,6 +114,11 @@ def _ip_batch(lines: list[str]) -> None:
     )
 
 
+def _states(entry: dict[str, Any]) -> set[str]:
+    """A kernel neighbour's NUD states (``ip -j neigh``'s ``state`` list)."""
+    return {str(s) for s in entry.get("state", [])}
+
+
 def neighbours(config: dict[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Resolved IPv4 neighbours of the rail SVIs inside the rail prefixes (``entries``:
     ``ip -j -4 neigh show``)."""
@@ -121,7 +127,7 @@ def neighbours(config: dict[str, Any], entries: list[dict[str, Any]]) -> list[di
     result = []
     for entry in entries:
         dev = str(entry.get("dev", ""))
-        states = {str(s) for s in entry.get("state", [])}
+        states = _states(entry)
         if dev not in interfaces or states & DEAD_STATES or not entry.get("lladdr"):
             continue
         if any(ipaddress.ip_address(str(entry["dst"])) in net for net in nets):
@@ -530,14 +536,13 @@ def zebra_probes(entry: dict[str, Any]) -> bool:
     later. A leaf whose own link to the server is down cannot confirm it (the server answers
     to the anycast gateway MAC, which the pair takes), so it fails 3 s later and what this
     leaf still routes to the server is lost until it is installed again (3.1 s of a flow in
-    CI, 2026-12-03). The agent replaces such an entry with its own at once."""
-    states = {str(s) for s in entry.get("state", [])}
-    return entry.get("protocol") == "zebra" and not states & {"NOARP", "PERMANENT"}
+    CI, 2026-12-03). The agent replaces such an entry with its own at its next pass."""
+    return entry.get("protocol") == "zebra" and not _states(entry) & {"NOARP", "PERMANENT"}
 
 
 def _agents_own(entry: dict[str, Any]) -> bool:
     """An entry in the form this agent installs (externally learned, never probed)."""
-    return "extern_learn" in entry and "NOARP" in {str(s) for s in entry.get("state", [])}
+    return "extern_learn" in entry and "NOARP" in _states(entry)
 
 
 class Synced:
@@ -555,9 +560,7 @@ class Synced:
         valid = {
             (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
             for n in entries
-            if not {str(s) for s in n.get("state", [])} & DEAD_STATES
-            and n.get("lladdr")
-            and not zebra_probes(n)
+            if not _states(n) & DEAD_STATES and n.get("lladdr") and not zebra_probes(n)
         }
         ours = {(str(n["dst"]), str(n["dev"])) for n in entries if _agents_own(n)}
         batch = []

@@ -297,8 +297,8 @@ def _zebra_reinstall_replaced(s: LabSession, leaf: str, address: str) -> float:
     replaced it with its own never-probed entry (or 10 when it did not). Left STALE, the
     kernel probes it 5 s later and, the leaf's link being down, fails it 3 s after that:
     3.1 s of this test's second flow lost in CI (2026-12-03)."""
-    svi = s.check(leaf, f"ip -4 -o neigh show {address}").split()[2]
-    mac = s.check(leaf, f"ip -4 -o neigh show {address}").split()[4]
+    fields = s.check(leaf, f"ip -4 -o neigh show {address}").split()  # ADDR dev SVI lladdr MAC
+    svi, mac = fields[2], fields[4]
     s.root_run(
         f"ip -n {PREFIX}{leaf} neigh replace {address} lladdr {mac} dev {svi} nud stale proto zebra"
     )

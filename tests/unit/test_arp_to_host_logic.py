@@ -358,15 +358,22 @@ def test_zebra_probes_names_only_zebras_probe_able_install(
     assert arp_to_host.zebra_probes({**ZEBRA_STALE, **extra}) is probes
 
 
+ZEBRA_SYNCED = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
+
+
+def _synced(monkeypatch: pytest.MonkeyPatch) -> tuple[arp_to_host.Synced, list[list[str]]]:
+    """A Synced whose zebra lists ZEBRA_SYNCED; the ip batches it would run."""
+    batches: list[list[str]] = []
+    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
+    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(ZEBRA_SYNCED))
+    return arp_to_host.Synced({"10000": "vlan1001"}), batches
+
+
 def _synced_batches(
     monkeypatch: pytest.MonkeyPatch, kernel: list[dict[str, Any]]
 ) -> list[list[str]]:
-    batches: list[list[str]] = []
-    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
-    zebra = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
-    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(zebra))
-    synced = arp_to_host.Synced({"10000": "vlan1001"})
-    synced.installed = dict(zebra)  # the agent installed it before
+    synced, batches = _synced(monkeypatch)
+    synced.installed = dict(ZEBRA_SYNCED)  # the agent installed it before
     synced.apply(kernel, ask_zebra=False)
     synced.apply(kernel, ask_zebra=True)
     return batches
@@ -396,13 +403,9 @@ def test_synced_entry_already_ours_or_learned_here_is_left_alone(
 def test_synced_entry_a_restarted_agent_finds_is_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new agent (deploy, reboot) takes the NOARP entries it finds as its own, so a later
     STALE re-install by zebra is replaced at the next event, not at the next ask of zebra."""
-    batches: list[list[str]] = []
-    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
-    zebra = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
-    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(zebra))
-    synced = arp_to_host.Synced({"10000": "vlan1001"})
+    synced, batches = _synced(monkeypatch)
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "protocol": "zebra", "extern_learn": None}]
     synced.apply(ours, ask_zebra=True)
-    assert batches == [] and synced.installed == zebra
+    assert batches == [] and synced.installed == ZEBRA_SYNCED
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
