@@ -551,12 +551,21 @@ class Synced:
     def __init__(self, evpn_svis: dict[str, str]) -> None:
         self.evpn_svis = evpn_svis
         self.installed: dict[tuple[str, str], str] = {}
+        self.last_answer: dict[tuple[str, str], str] = {}
+        """zebra's synced entries when it was last asked."""
 
     def apply(self, entries: list[dict[str, Any]], ask_zebra: bool = True) -> bool:
         """Install what zebra syncs and the kernel lacks (``entries``: the kernel's
         neighbours); without ``ask_zebra`` only put back what this agent installed before
-        (zebra may overwrite it with its own attempt). True if it changed any."""
-        synced = zebra_synced(self.evpn_svis) if ask_zebra else dict(self.installed)
+        (zebra may overwrite it with its own attempt) and replace zebra's own probe-able
+        install of an entry zebra last listed (whoever installed it before). True if it
+        changed any."""
+        if ask_zebra:
+            synced = self.last_answer = zebra_synced(self.evpn_svis)
+        else:
+            probing = {(str(n["dst"]), str(n["dev"])) for n in entries if zebra_probes(n)}
+            synced = {k: v for k, v in self.last_answer.items() if k in probing}
+            synced.update(self.installed)
         valid = {
             (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
             for n in entries

@@ -409,3 +409,19 @@ def test_synced_entry_a_restarted_agent_finds_is_adopted(monkeypatch: pytest.Mon
     assert batches == [] and synced.installed == ZEBRA_SYNCED
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
+
+
+def test_stale_reinstall_over_an_entry_the_leaf_had_learned_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The leaf's kernel had learned the server itself (so the agent installed nothing);
+    zebra's later STALE re-install is replaced at the next pass from zebra's last answer,
+    without asking zebra again."""
+    synced, batches = _synced(monkeypatch)
+    synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True)
+    assert batches == [] and synced.installed == {}
+    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: pytest.fail("asked zebra"))
+    synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
+    assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
+    synced.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=False)  # kernel's own
+    assert len(batches) == 1
