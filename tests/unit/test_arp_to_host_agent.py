@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import time
 import uuid
@@ -163,3 +164,147 @@ def test_carrier_lost_reads_only_the_bridges_ports_going_down() -> None:
         "[NEIGH]10.9.0.2 dev br0 lladdr 1e:a6:0d:d4:63:ae REACHABLE",
     ]
     assert arp_to_host.carrier_lost(lines, "br0") == {"swp1", "swp2"}
+
+
+def _lacpdu(state: int) -> bytes:
+    """A LACPDU as a server's bond sends it (IEEE 802.1AX), its actor port state ``state``."""
+    actor = struct.pack(
+        "!BBH6sHHHB3x", 1, 20, 0xFFFF, bytes.fromhex("02aa00000001"), 9, 255, 1, state
+    )
+    body = bytes([1, 1]) + actor + bytes([2, 20]) + bytes(18) + bytes([3, 16]) + bytes(14)
+    frame = bytes.fromhex("0180c2000002") + bytes.fromhex("02aa00000001") + b"\x88\x09" + body
+    return frame.ljust(124, b"\x00")
+
+
+SENDER = """
+import socket, sys, time
+frames = [bytes.fromhex(h) for h in sys.argv[1:]]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+print("ready", flush=True)
+sys.stdin.readline()
+print(f"{time.time():.3f}", flush=True)
+for frame in frames:
+    s.send(frame)
+sys.stdin.readline()
+"""
+
+
+def _sender(srv_ns: str, frames: list[bytes]) -> subprocess.Popen[str]:
+    """A process in the server's namespace that sends ``frames`` on eth0 at its first input
+    line and prints the wall clock it did so."""
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", srv_ns, "python3", "-c", SENDER, *(f.hex() for f in frames)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _ip_frame() -> bytes:
+    return bytes.fromhex("02bb0000000102aa00000001") + b"\x08\x00" + bytes(46)
+
+
+def test_lacp_tap_gets_only_the_lacpdus_the_port_receives(leaf: tuple[str, str]) -> None:
+    """The tap's filter runs in the kernel: of an IPv4 frame, a LACPDU and another IPv4 frame
+    sent to the leaf's port, the tap holds the LACPDU alone, and reads its actor state."""
+    leaf_ns, srv_ns = leaf
+    reader = (
+        "import sys, time; from controller.agents import arp_to_host as a\n"
+        "tap = a.lacp_tap('p1'); print('ready', flush=True); sys.stdin.readline()\n"
+        "time.sleep(0.3); got = []\n"
+        "while True:\n"
+        "    try: frame, _ = tap.recvfrom(256)\n"
+        "    except BlockingIOError: break\n"
+        "    got.append((frame[12:14].hex(), a.lacpdu_state(frame)))\n"
+        "print(got)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    tap = subprocess.Popen(
+        ["ip", "netns", "exec", leaf_ns, "python3", "-c", reader],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert tap.stdout is not None and tap.stdout.readline().strip() == "ready"
+    sender = _sender(srv_ns, [_ip_frame(), _lacpdu(0x3D), _ip_frame()])
+    try:
+        sender.communicate("\n\n", timeout=10)
+        out, _ = tap.communicate("\n", timeout=10)
+    finally:
+        sender.kill()
+        tap.kill()
+    assert out.strip() == "[('8809', 61)]", out
+
+
+GATE_WATCHER = """
+import sys, time
+from controller.agents import arp_to_host as a
+a.GATE_POLL_S = 5.0  # the fallback poll must not be what opens the gate here
+tap = a.lacp_tap if sys.argv[2] == "tap" else (lambda member: None)
+watch = a.GateWatch({"bond3": {"member": "p1", "hosts": []}}, sys.argv[1], tap)
+watch.start()
+time.sleep(0.5)
+print("ready", flush=True)
+time.sleep(float(sys.argv[3]))
+"""
+
+
+def _gate_watcher(leaf_ns: str, root: str, tap: str, seconds: float) -> subprocess.Popen[str]:
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", leaf_ns, "python3", "-c", GATE_WATCHER, root, tap, str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _gated_sysfs(root: Path) -> Path:
+    """A gated bond3 whose member p1 distributes at this end, the server not yet; returns
+    the partner state file (the kernel writes it as the server's LACPDU arrives)."""
+    (root / "bond3" / "bonding").mkdir(parents=True)
+    (root / "bond3" / "bonding" / "min_links").write_text("2\n")
+    (root / "p1" / "bonding_slave").mkdir(parents=True)
+    (root / "p1" / "carrier").write_text("1\n")
+    (root / "p1" / "bonding_slave" / "ad_actor_oper_port_state").write_text("61\n")
+    partner = root / "p1" / "bonding_slave" / "ad_partner_oper_port_state"
+    partner.write_text("15\n")
+    return partner
+
+
+def test_gate_opens_on_the_servers_lacpdu_not_on_a_poll(
+    leaf: tuple[str, str], tmp_path: Path
+) -> None:
+    """The server's LACPDU saying it distributes opens the gate within a fraction of a second,
+    with the fallback poll set to 5 s; without the tap the same LACPDU leaves it shut (its
+    bridge port would drop the server's frames until the next poll)."""
+    leaf_ns, srv_ns = leaf
+    for tap, opens in (("tap", True), ("poll only", False)):
+        root = tmp_path / tap.replace(" ", "-")
+        partner = _gated_sysfs(root)
+        watcher = _gate_watcher(leaf_ns, str(root), tap, 3.0)
+        sender = _sender(srv_ns, [_lacpdu(0x3D)])
+        try:
+            partner.write_text("61\n")  # as the kernel does on the LACPDU's arrival
+            assert sender.stdin is not None and sender.stdout is not None
+            sender.stdin.write("\n")
+            sender.stdin.flush()
+            sent = float(sender.stdout.readline())
+            min_links = root / "bond3" / "bonding" / "min_links"
+            while min_links.read_text().strip() != "1" and time.time() - sent < 1.0:
+                time.sleep(0.01)
+            opened = min_links.read_text().strip() == "1"
+            assert opened == opens, f"{tap}: gate open {opened} {time.time() - sent:.2f} s on"
+        finally:
+            sender.kill()
+            watcher.kill()
+            sender.wait()
+            watcher.wait()

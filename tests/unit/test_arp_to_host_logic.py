@@ -208,11 +208,11 @@ def test_gate_opens_while_a_pass_still_runs(tmp_path: Any) -> None:
 
 def test_gate_watch_leaves_an_open_bond_and_a_bond_not_serving_alone(tmp_path: Any) -> None:
     held = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "held", 2, 1, IN_SYNC, 0x4F))
-    assert held.check() == ([], True)  # gated, not serving: stays gated, keeps polling
+    assert held.check() == ([], ["swp5"])  # gated, not serving: stays gated, keeps watching
     opened = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "open", 1, 0, 0, 0))
-    assert opened.check() == ([], False)  # not gated: nothing to do, whatever LACP says
+    assert opened.check() == ([], [])  # not gated: nothing to do, whatever LACP says
     ready = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "ready", 2, 1, IN_SYNC, 61))
-    assert ready.check() == (["bond3"], False)
+    assert ready.check() == (["bond3"], [])
 
 
 # FRR 8.4's replay race, as the lab showed it on p1-g1-leaf1 (2026-12-03): zebra holds both
