@@ -47,13 +47,14 @@ bridge port also drops what the server sends, and the server sends as soon as it
 distributes; LACP changes raise no link event. So while a bond is gated a thread of its own
 (GateWatch) opens the gate through sysfs at once, whatever the pass is doing: a pass runs ip
 and vtysh, seconds in the lab's emulated guest under load, and a poll that waited for it lost
-3.0 s of a flow in CI. It does not wait for a poll either: it listens on the member for the
-server's LACPDUs (a raw socket that takes only slow-protocol frames), and the LACPDU in which
-the server says it distributes is sent in the same LACP tick in which the server starts to,
-before its first data frame. It then looks at sysfs every GATE_HURRY_S until this end
-distributes too (one LACP tick at most), and opens the gate. A sysfs poll every GATE_POLL_S
-stays as the fallback (no raw socket: no CAP_NET_RAW). Polling alone lost 0.3-0.4 s of the
-server's flows as its port returned after a drain (failure matrix, 2026-12-04).
+3.0 s of a flow in CI. It does not wait for a poll either: it listens on the member (a raw
+socket, TAP_FILTER) for the server's first data frame, which its bond sends only on a port
+that distributes, and for the LACPDU in which the server says it distributes (Linux sends at
+most one LACPDU a port every 300 ms, so that can come after the first data). It then looks at
+sysfs every GATE_HURRY_S until this end distributes too (one LACP tick at most), and opens
+the gate. A sysfs poll every GATE_POLL_S stays as the fallback (no raw socket: no
+CAP_NET_RAW). Polling alone lost 0.3-0.4 s of the server's flows as its port returned after a
+drain (failure matrix, 2026-12-04).
 Each gate change is written to the agent's log.
 
 Lost segment EVIs (EVPN-MH, FRR 8.4): when bgpd (re)starts or its instance is created anew,
@@ -99,7 +100,8 @@ NEIGH_EVENT_S = 1.0
 one reconcile a second; link events (carrier) trigger one at once."""
 DEAD_STATES = {"FAILED", "INCOMPLETE", "NONE"}
 PROTO = "static"
-LACP_SERVING = 0x08 | 0x10 | 0x20
+LACP_SYNC = 0x08
+LACP_SERVING = LACP_SYNC | 0x10 | 0x20
 """Partner port state bits (IEEE 802.1AX): synchronization, collecting, distributing."""
 
 
@@ -266,10 +268,11 @@ the gated bond's bridge port (disabled without carrier) drops what it receives u
 agent opens the gate. LACP state changes raise no link event, so a resync (RESYNC_S) would
 have been the wait: 5.4 s lost in the lab. A LACPDU from the server wakes it sooner."""
 GATE_HURRY_S = 0.01
-"""After a LACPDU in which the server says it distributes, how often the agent looks at
-sysfs until this end distributes too (its LACP follows within a tick, 100 ms in Linux)."""
+"""After the server's first data frame or a LACPDU in which it says it distributes, how
+often the agent looks at sysfs until this end distributes too (its LACP follows within a
+tick, 100 ms in Linux)."""
 GATE_HURRY_FOR_S = 1.0
-"""How long it looks that often after such a LACPDU before it falls back to GATE_POLL_S."""
+"""How long it looks that often after such a frame before it falls back to GATE_POLL_S."""
 ETH_P_ALL = 0x0003
 LACPDU_STATE_AT = 14 + 18
 """Offset of the sender's port state in a LACPDU frame: the Ethernet header, then subtype,
@@ -277,14 +280,21 @@ version, the actor TLV's type and length, system priority, system, key, port pri
 port (IEEE 802.1AX, LACPDU structure)."""
 PACKET_OUTGOING = 4
 """linux/if_packet.h: a frame the raw socket saw leave (this end's own LACPDUs)."""
-SLOW_PROTOCOLS_ONLY = [
+TAP_FILTER = [
     (0x28, 0, 0, 12),  # ldh [12]: the ethertype
-    (0x15, 0, 1, 0x8809),  # jeq slow protocols (IEEE 802.3 annex 57A)
-    (0x06, 0, 0, 256),  # ret 256 bytes: the frame
+    (0x15, 3, 0, 0x8809),  # jeq slow protocols (IEEE 802.3 annex 57A): keep it whole
+    (0x30, 0, 0, 0),  # ldb [0]: the destination MAC's first byte
+    (0x45, 2, 0, 0x01),  # jset group bit: multicast or broadcast, drop
+    (0x06, 0, 0, 16),  # ret 16: a unicast data frame, its header is enough
+    (0x06, 0, 0, 256),  # ret 256: a slow-protocol frame
     (0x06, 0, 0, 0),  # ret 0: drop
 ]
-"""Classic BPF for the tap: the kernel queues only LACPDUs (and other slow-protocol frames)
-to it, never the data the server sends once it distributes."""
+"""Classic BPF for the tap: the kernel queues the LACPDUs whole and of unicast frames only
+their header, and none of the multicast a port may send on its own (LLDP and the like, which
+a server also sends on a port its bond holds out); a server's data to its gateway is unicast.
+The tap is open only while a bond is gated, and closed as soon as the gate opens."""
+TAP_BUFFER = 16384
+"""The tap's receive buffer: a few frames is all it needs; the kernel drops beyond it."""
 SO_ATTACH_FILTER = 26
 GATE_IDLE_S = 5.0
 """With no bond gated, how often GateWatch looks again unless a pass wakes it first. Only a
@@ -310,7 +320,7 @@ def gated_members(segments: dict[str, Any], root: str = SYSFS_NET) -> list[tuple
     ]
 
 
-def open_gate(bond: str, root: str = SYSFS_NET) -> None:
+def open_gate(bond: str, root: str = SYSFS_NET, why: str = "") -> None:
     """min_links 1 through sysfs, at once: a pass (a few processes, most of a second in the
     lab's emulated guest) follows for the routes."""
     try:
@@ -318,7 +328,7 @@ def open_gate(bond: str, root: str = SYSFS_NET) -> None:
             handle.write("1\n")
     except OSError:
         pass  # the pass that follows sets it with ip, or reports nothing new
-    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs)", flush=True)
+    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs{why})", flush=True)
 
 
 def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
@@ -330,6 +340,22 @@ def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
         for end in ("actor", "partner")
     ]
     return all(s is not None and s & LACP_SERVING == LACP_SERVING for s in states)
+
+
+def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
+    """The member has carrier, LACP distributes at this end and the server has said it is in
+    sync: once the server also sends data on the port, it distributes too, even if the LACPDU
+    that says so has not come yet (Linux sends at most one LACPDU a port every 300 ms)."""
+    if _sysfs_int(f"{root}/{member}/carrier") != 1:
+        return False
+    actor = _sysfs_int(f"{root}/{member}/bonding_slave/ad_actor_oper_port_state")
+    partner = _sysfs_int(f"{root}/{member}/bonding_slave/ad_partner_oper_port_state")
+    return (
+        actor is not None
+        and partner is not None
+        and actor & LACP_SERVING == LACP_SERVING
+        and partner & LACP_SYNC == LACP_SYNC
+    )
 
 
 def serving_now(segments: dict[str, Any], root: str = SYSFS_NET) -> set[str]:
@@ -354,8 +380,9 @@ def lacpdu_state(frame: bytes) -> int | None:
 
 
 def lacp_tap(member: str) -> socket.socket | None:
-    """A raw socket that gets the LACPDUs the member receives (taps see a frame before the
-    bond takes it), the filter attached before it is bound so no other frame is queued; None
+    """A raw socket that gets what the member receives (taps see a frame before the bond
+    takes it, and before a gated bond's bridge port drops it), filtered (TAP_FILTER) from
+    before it is bound, so no frame of another port is queued; None
     where one cannot be opened (no CAP_NET_RAW, no such port): GateWatch then polls alone."""
     import ctypes  # only here: the tests of the rest of the agent need no ctypes
 
@@ -364,10 +391,11 @@ def lacp_tap(member: str) -> socket.socket | None:
     except (OSError, AttributeError):
         return None
     try:
-        code = b"".join(struct.pack("HBBI", *op) for op in SLOW_PROTOCOLS_ONLY)
+        code = b"".join(struct.pack("HBBI", *op) for op in TAP_FILTER)
         program = ctypes.create_string_buffer(code)
-        fprog = struct.pack("HL", len(SLOW_PROTOCOLS_ONLY), ctypes.addressof(program))
+        fprog = struct.pack("HL", len(TAP_FILTER), ctypes.addressof(program))
         tap.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+        tap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, TAP_BUFFER)
         tap.bind((member, ETH_P_ALL))
         tap.setblocking(False)
     except OSError:
@@ -376,10 +404,11 @@ def lacp_tap(member: str) -> socket.socket | None:
     return tap
 
 
-def announces_serving(tap: socket.socket) -> bool:
-    """Reads what the tap holds: True if a frame the member received is a LACPDU whose sender
-    says it is in sync, collecting and distributing."""
-    seen = False
+def read_tap(tap: socket.socket) -> tuple[bool, bool]:
+    """Reads what the tap holds: (a LACPDU in which the server says it is in sync, collecting
+    and distributing; a data frame, which the server sends only on a port that
+    distributes)."""
+    serving = data = False
     for _ in range(64):
         try:
             frame, address = tap.recvfrom(256)
@@ -387,9 +416,12 @@ def announces_serving(tap: socket.socket) -> bool:
             break
         if isinstance(address, tuple) and len(address) > 2 and address[2] == PACKET_OUTGOING:
             continue
-        state = lacpdu_state(frame)
-        seen = seen or (state is not None and state & LACP_SERVING == LACP_SERVING)
-    return seen
+        if frame[12:14] == b"\x88\x09":
+            state = lacpdu_state(frame)
+            serving = serving or (state is not None and state & LACP_SERVING == LACP_SERVING)
+        else:
+            data = True
+    return serving, data
 
 
 class GateWatch:
@@ -409,6 +441,8 @@ class GateWatch:
         self.taps: dict[str, socket.socket] = {}
         """The members of gated bonds that have a tap open, and their taps."""
         self.hurry_until = 0.0
+        self.data_seen: set[str] = set()
+        """Members of gated bonds on which the server has sent data."""
         self.wake = threading.Event()
         """Set by the main loop after each pass: a pass may have gated a bond."""
 
@@ -419,8 +453,12 @@ class GateWatch:
             if lacp_serving_now(member, self.root):
                 open_gate(bond, self.root)
                 opened.append(bond)
+            elif member in self.data_seen and ready_for_the_server(member, self.root):
+                open_gate(bond, self.root, ", on the server's data")
+                opened.append(bond)
             else:
                 waiting.append(member)
+        self.data_seen &= set(waiting)
         return opened, waiting
 
     def keep_taps(self, members: list[str]) -> None:
@@ -435,9 +473,9 @@ class GateWatch:
                     self.taps[member] = tap
 
     def wait_gated(self, members: list[str]) -> None:
-        """Until the next look at sysfs: GATE_HURRY_S while a server has just said it
-        distributes, else until one of ``members`` receives such a LACPDU, GATE_POLL_S at
-        most."""
+        """Until the next look at sysfs: GATE_HURRY_S while a server has just sent data or
+        said it distributes, else until one of ``members`` receives such a frame,
+        GATE_POLL_S at most."""
         if time.monotonic() < self.hurry_until:
             time.sleep(GATE_HURRY_S)
             return
@@ -446,8 +484,14 @@ class GateWatch:
             time.sleep(GATE_POLL_S)
             return
         ready, _, _ = select.select(list(self.taps.values()), [], [], GATE_POLL_S)
-        if [tap for tap in ready if announces_serving(tap)]:  # each tap read, no short cut
-            self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
+        for member, tap in self.taps.items():
+            if tap not in ready:
+                continue
+            serving, data = read_tap(tap)
+            if data:
+                self.data_seen.add(member)
+            if serving or data:
+                self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
 
     def run(self) -> None:
         while True:

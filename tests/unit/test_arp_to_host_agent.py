@@ -207,9 +207,16 @@ def _ip_frame() -> bytes:
     return bytes.fromhex("02bb0000000102aa00000001") + b"\x08\x00" + bytes(46)
 
 
-def test_lacp_tap_gets_only_the_lacpdus_the_port_receives(leaf: tuple[str, str]) -> None:
-    """The tap's filter runs in the kernel: of an IPv4 frame, a LACPDU and another IPv4 frame
-    sent to the leaf's port, the tap holds the LACPDU alone, and reads its actor state."""
+def _lldp_frame() -> bytes:
+    return bytes.fromhex("0180c200000e02aa00000001") + b"\x88\xcc" + bytes(46)
+
+
+def test_lacp_tap_keeps_lacpdus_whole_data_headers_and_drops_link_local_frames(
+    leaf: tuple[str, str],
+) -> None:
+    """The tap's filter runs in the kernel: of an IPv4 frame, a LACPDU, an LLDP frame and
+    another IPv4 frame sent to the leaf's port, the tap holds the LACPDU whole (its actor
+    state read), the IPv4 frames' headers only, and no LLDP."""
     leaf_ns, srv_ns = leaf
     reader = (
         "import sys, time; from controller.agents import arp_to_host as a\n"
@@ -218,7 +225,7 @@ def test_lacp_tap_gets_only_the_lacpdus_the_port_receives(leaf: tuple[str, str])
         "while True:\n"
         "    try: frame, _ = tap.recvfrom(256)\n"
         "    except BlockingIOError: break\n"
-        "    got.append((frame[12:14].hex(), a.lacpdu_state(frame)))\n"
+        "    got.append((frame[12:14].hex(), len(frame), a.lacpdu_state(frame)))\n"
         "print(got)\n"
     )
     root = Path(__file__).resolve().parents[2]
@@ -231,14 +238,14 @@ def test_lacp_tap_gets_only_the_lacpdus_the_port_receives(leaf: tuple[str, str])
         env={**os.environ, "PYTHONPATH": str(root)},
     )
     assert tap.stdout is not None and tap.stdout.readline().strip() == "ready"
-    sender = _sender(srv_ns, [_ip_frame(), _lacpdu(0x3D), _ip_frame()])
+    sender = _sender(srv_ns, [_ip_frame(), _lacpdu(0x3D), _lldp_frame(), _ip_frame()])
     try:
         sender.communicate("\n\n", timeout=10)
         out, _ = tap.communicate("\n", timeout=10)
     finally:
         sender.kill()
         tap.kill()
-    assert out.strip() == "[('8809', 61)]", out
+    assert out.strip() == "[('0800', 16, None), ('8809', 124, 61), ('0800', 16, None)]", out
 
 
 GATE_WATCHER = """
@@ -280,31 +287,60 @@ def _gated_sysfs(root: Path) -> Path:
     return partner
 
 
-def test_gate_opens_on_the_servers_lacpdu_not_on_a_poll(
-    leaf: tuple[str, str], tmp_path: Path
-) -> None:
-    """The server's LACPDU saying it distributes opens the gate within a fraction of a second,
-    with the fallback poll set to 5 s; without the tap the same LACPDU leaves it shut (its
-    bridge port would drop the server's frames until the next poll)."""
+def _gate_opens(
+    leaf: tuple[str, str], root: Path, tap: str, partner_now: int, frames: list[bytes]
+) -> tuple[bool, float]:
+    """Whether a gated bond3 (member p1, this end distributing, the server's last LACPDU in
+    sync only) opens within a second of ``frames`` reaching p1, with the server's state in
+    sysfs then ``partner_now``; and how long it took."""
     leaf_ns, srv_ns = leaf
-    for tap, opens in (("tap", True), ("poll only", False)):
-        root = tmp_path / tap.replace(" ", "-")
-        partner = _gated_sysfs(root)
-        watcher = _gate_watcher(leaf_ns, str(root), tap, 3.0)
-        sender = _sender(srv_ns, [_lacpdu(0x3D)])
-        try:
-            partner.write_text("61\n")  # as the kernel does on the LACPDU's arrival
-            assert sender.stdin is not None and sender.stdout is not None
-            sender.stdin.write("\n")
-            sender.stdin.flush()
-            sent = float(sender.stdout.readline())
-            min_links = root / "bond3" / "bonding" / "min_links"
-            while min_links.read_text().strip() != "1" and time.time() - sent < 1.0:
-                time.sleep(0.01)
-            opened = min_links.read_text().strip() == "1"
-            assert opened == opens, f"{tap}: gate open {opened} {time.time() - sent:.2f} s on"
-        finally:
-            sender.kill()
-            watcher.kill()
-            sender.wait()
-            watcher.wait()
+    partner = _gated_sysfs(root)
+    watcher = _gate_watcher(leaf_ns, str(root), tap, 3.0)
+    sender = _sender(srv_ns, frames)
+    try:
+        partner.write_text(f"{partner_now}\n")  # as the kernel does on a LACPDU's arrival
+        assert sender.stdin is not None and sender.stdout is not None
+        sender.stdin.write("\n")
+        sender.stdin.flush()
+        sent = float(sender.stdout.readline())
+        min_links = root / "bond3" / "bonding" / "min_links"
+        while min_links.read_text().strip() != "1" and time.time() - sent < 1.0:
+            time.sleep(0.01)
+        return min_links.read_text().strip() == "1", time.time() - sent
+    finally:
+        sender.kill()
+        watcher.kill()
+        sender.wait()
+        watcher.wait()
+
+
+SYNC_ONLY, SERVING, DEFAULTED = 0x0F, 0x3D, 0x07
+
+
+@pytest.mark.parametrize(
+    ("case", "tap", "partner_now", "frames", "opens"),
+    [
+        ("the server's LACPDU: distributing", "tap", SERVING, [_lacpdu(SERVING)], True),
+        ("the same without the tap", "poll only", SERVING, [_lacpdu(SERVING)], False),
+        ("the server's data before its LACPDU", "tap", SYNC_ONLY, [_ip_frame()], True),
+        ("data, the server not in sync", "tap", DEFAULTED, [_ip_frame()], False),
+        ("LLDP alone", "tap", SYNC_ONLY, [_lldp_frame()], False),
+        ("a LACPDU, in sync only", "tap", SYNC_ONLY, [_lacpdu(SYNC_ONLY)], False),
+    ],
+)
+def test_gate_opens_on_the_servers_first_frame_not_on_a_poll(
+    leaf: tuple[str, str],
+    tmp_path: Path,
+    case: str,
+    tap: str,
+    partner_now: int,
+    frames: list[bytes],
+    opens: bool,
+) -> None:
+    """With the fallback poll set to 5 s, a gated bond opens within a second of the server's
+    LACPDU saying it distributes, or of its first data frame once it has said it is in sync;
+    it stays shut for the same LACPDU without the tap (the gated bridge port would drop the
+    server's frames until the next poll), for data from a server not in sync, for LLDP and
+    for a LACPDU in sync only."""
+    opened, took = _gate_opens(leaf, tmp_path, tap, partner_now, frames)
+    assert opened == opens, f"{case}: gate open {opened} after {took:.2f} s"
