@@ -3,8 +3,9 @@
 For each dual-leaf mode, with and without cross-plane protection, with continuous probe
 flows between servers on different leaves, it runs: drain + undrain of a leaf (switch side
 only, then with the servers moving off it first), a server link down/up, a leaf down/up, a
-spine down/up, an FRR crash on a leaf (bgpd killed, watchfrr restarts it), a planned FRR restart
-of a leaf (drained first, undrained after) and its AUX (pair) link down/up, and writes a table
+spine down/up, an FRR crash on a leaf (bgpd killed, watchfrr restarts it), a planned FRR
+restart of a leaf (drained first, undrained after; switch side only, then with
+--hosts-first) and its AUX (pair) link down/up, and writes a table
 (mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
 docs/failure-matrix.md (and the rows as .json; each JSON row also carries the event's steps
 and, per sub-flow, its loss, its longest gap and when that gap ended, in seconds from the
@@ -199,18 +200,23 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         s.wait_bgp_established(LEAF, len(sessions), timeout=300, interval=1.0)
         mark(LEAF, f"its {len(sessions)} BGP sessions up again")
 
-    def frr_planned() -> None:
+    def frr_planned(hosts_first: bool) -> Callable[[], None]:
         """What the README asks for a planned FRR restart: drain, restart, undrain (bgpd
         withdraws its routes as it stops, FRRouting/frr#12041, so no restart is hitless
-        on its own)."""
-        drained = drain(fabric, LEAF, access=access, progress=mark)
-        assert drained.ok, drained.to_dict()
-        mark(LEAF, "FRR restart")
-        restart_frr()
-        assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after restart"
-        mark(LEAF, "undrain")
-        back = undrain(fabric, LEAF, access=access, progress=mark)
-        assert back.ok, back.to_dict()
+        on its own); with ``hosts_first`` the servers move off the leaf first and back
+        last, as the README's lossless drain does."""
+
+        def run() -> None:
+            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            assert drained.ok, drained.to_dict()
+            mark(LEAF, "FRR restart")
+            restart_frr()
+            assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after it"
+            mark(LEAF, "undrain")
+            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            assert back.ok, back.to_dict()
+
+        return run
 
     chosen = {
         f"drain + undrain {LEAF}": drain_undrain(False),
@@ -219,7 +225,8 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         f"leaf {LEAF} down 10 s (all links)": down_up(LEAF, 10),
         f"spine {SPINE} down 10 s (all links)": down_up(SPINE, 10),
         f"FRR crash on {LEAF} (bgpd killed, watchfrr restarts it)": frr_crash,
-        f"FRR planned restart on {LEAF} (drained first)": frr_planned,
+        f"FRR planned restart on {LEAF} (drained first)": frr_planned(False),
+        f"FRR planned restart on {LEAF} (drained first, --hosts-first)": frr_planned(True),
     }
     if aux_ports:  # EVPN-MH, or dual-ARP with cross-plane protection
         chosen[f"AUX link of {LEAF} down 10 s"] = aux_link
