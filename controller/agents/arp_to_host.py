@@ -488,8 +488,17 @@ class GateWatch:
             if tap not in ready:
                 continue
             serving, data = read_tap(tap)
-            if data:
+            if data and member not in self.data_seen:
                 self.data_seen.add(member)
+                states = [
+                    _sysfs_int(f"{self.root}/{member}/bonding_slave/ad_{end}_oper_port_state")
+                    for end in ("actor", "partner")
+                ]
+                print(
+                    f"{time.time():.3f} {member}: the server sends data (LACP port state"
+                    f" here {states[0]}, the server's as last heard {states[1]})",
+                    flush=True,
+                )
             if serving or data:
                 self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
 
