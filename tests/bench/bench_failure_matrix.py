@@ -433,11 +433,13 @@ def keep_syslog(state_dir: Path, target: Path) -> None:
 
 
 def dates(rows: list[dict[str, Any]]) -> str:
-    seen: dict[str, str] = {}
+    """Each variant's measuring days: a run keeps the rows it does not measure again, so a
+    variant's rows can come from several days (each row's own day is in the .json)."""
+    seen: dict[str, set[str]] = {}
     for r in rows:
         variant = f"{r['mode']} protection {'on' if r['protection'] else 'off'}"
-        seen.setdefault(variant, r.get("measured", "?"))
-    return "; ".join(f"{v} {d}" for v, d in seen.items())
+        seen.setdefault(variant, set()).add(r.get("measured", "?"))
+    return "; ".join(f"{v} {', '.join(sorted(d))}" for v, d in seen.items())
 
 
 def write_report(rows: list[dict[str, Any]], out: Path) -> None:
