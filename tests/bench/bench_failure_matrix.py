@@ -574,8 +574,10 @@ def main() -> None:
         help="drop the rows of the earlier OUT .json that this run does not measure again",
     )
     args = parser.parse_args()
-    os.environ.setdefault("DPCTL_LAB_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-labs-"))
-    os.environ.setdefault("DPCTL_STATE_DIR", tempfile.mkdtemp(prefix="dpctl-matrix-state-"))
+    # only where not given: mkdtemp as setdefault's argument left an empty directory behind
+    for variable, prefix in (("DPCTL_LAB_DIR", "labs"), ("DPCTL_STATE_DIR", "state")):
+        if not os.environ.get(variable):
+            os.environ[variable] = tempfile.mkdtemp(prefix=f"dpctl-matrix-{prefix}-")
     os.environ["DPCTL_LAB_PREFIX"] = PREFIX
     run = [
         (mode, protection == "on")
