@@ -266,7 +266,8 @@ GATE_POLL_S = 0.2
 often (no subprocess): the server starts sending on the port as soon as LACP distributes, and
 the gated bond's bridge port (disabled without carrier) drops what it receives until the
 agent opens the gate. LACP state changes raise no link event, so a resync (RESYNC_S) would
-have been the wait: 5.4 s lost in the lab. A LACPDU from the server wakes it sooner."""
+have been the wait: 5.4 s lost in the lab. The server's first data frame or its LACPDU
+wakes it sooner (GateWatch)."""
 GATE_HURRY_S = 0.01
 """After the server's first data frame or a LACPDU in which it says it distributes, how
 often the agent looks at sysfs until this end distributes too (its LACP follows within a
@@ -328,17 +329,25 @@ def open_gate(bond: str, root: str = SYSFS_NET, why: str = "") -> None:
             handle.write("1\n")
     except OSError:
         pass  # the pass that follows sets it with ip, or reports nothing new
-    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs{why})", flush=True)
+    because = f", {why}" if why else ""
+    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs{because})", flush=True)
+
+
+def port_states(member: str, root: str = SYSFS_NET) -> tuple[int | None, int | None]:
+    """The member's LACP port state at this end and the server's as last heard (sysfs of
+    the bond slave); None where it cannot be read."""
+    actor, partner = (
+        _sysfs_int(f"{root}/{member}/bonding_slave/ad_{end}_oper_port_state")
+        for end in ("actor", "partner")
+    )
+    return actor, partner
 
 
 def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
     """The member has carrier and LACP distributes at both ends (sysfs of the bond slave)."""
     if _sysfs_int(f"{root}/{member}/carrier") != 1:
         return False
-    states = [
-        _sysfs_int(f"{root}/{member}/bonding_slave/ad_{end}_oper_port_state")
-        for end in ("actor", "partner")
-    ]
+    states = port_states(member, root)
     return all(s is not None and s & LACP_SERVING == LACP_SERVING for s in states)
 
 
@@ -348,8 +357,7 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
     that says so has not come yet (Linux sends at most one LACPDU a port every 300 ms)."""
     if _sysfs_int(f"{root}/{member}/carrier") != 1:
         return False
-    actor = _sysfs_int(f"{root}/{member}/bonding_slave/ad_actor_oper_port_state")
-    partner = _sysfs_int(f"{root}/{member}/bonding_slave/ad_partner_oper_port_state")
+    actor, partner = port_states(member, root)
     return (
         actor is not None
         and partner is not None
@@ -426,8 +434,8 @@ def read_tap(tap: socket.socket) -> tuple[bool, bool]:
 
 class GateWatch:
     """Opens each gated ES bond as soon as its member's LACP distributes at both ends, in a
-    thread of its own: never behind a pass, and woken by the server's LACPDU (see the
-    module's docstring)."""
+    thread of its own: never behind a pass, and woken by the server's first data frame or
+    its LACPDU (see the module's docstring)."""
 
     def __init__(
         self,
@@ -454,7 +462,7 @@ class GateWatch:
                 open_gate(bond, self.root)
                 opened.append(bond)
             elif member in self.data_seen and ready_for_the_server(member, self.root):
-                open_gate(bond, self.root, ", on the server's data")
+                open_gate(bond, self.root, "on the server's data")
                 opened.append(bond)
             else:
                 waiting.append(member)
@@ -490,13 +498,10 @@ class GateWatch:
             serving, data = read_tap(tap)
             if data and member not in self.data_seen:
                 self.data_seen.add(member)
-                states = [
-                    _sysfs_int(f"{self.root}/{member}/bonding_slave/ad_{end}_oper_port_state")
-                    for end in ("actor", "partner")
-                ]
+                here, server = port_states(member, self.root)
                 print(
                     f"{time.time():.3f} {member}: the server sends data (LACP port state"
-                    f" here {states[0]}, the server's as last heard {states[1]})",
+                    f" here {here}, the server's as last heard {server})",
                     flush=True,
                 )
             if serving or data:
