@@ -34,7 +34,10 @@ still holds a valid neighbour. So the /32 of a server is kept only while its bon
 it: the member has carrier and LACP is in sync, collecting and distributing on that port at
 both ends (the server's, as its LACPDUs say, and this leaf's). The neighbour itself is left
 to zebra. A server that holds a returning port out of its bond (updelay) is not advertised
-here until it takes the port back.
+here until it takes the port back. This withdrawal (``withdraw_unserved``, rendered with
+cross-plane protection) moves the plane's flows to that server onto the senders' leaves'
+backup through the other plane. Without protection the plane has no other path, so the /32
+stays and what enters here goes on through the pair (below).
 
 What still enters this leaf for such a server (from a server on the same leaf) goes to the
 pair over VXLAN: each ES bond's bridge backup port is the rail's VXLAN device (ip.batch), and
@@ -70,8 +73,8 @@ removes the segment and adds it again with its EVIs, which bgpd now takes. The r
 config is the same afterwards. Each heal is written to the agent's log.
 
 Usage: arp_to_host.py CONFIG.json
-  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, evpn_svis, segments;
-  a segment: member, hosts, esi, es_id)
+  (keys: table, interfaces, prefixes, bridge, withdraw_on_carrier_loss, withdraw_unserved,
+  evpn_svis, segments; a segment: member, hosts, esi, es_id)
 """
 
 from __future__ import annotations
@@ -798,7 +801,7 @@ def reconcile(
     links = _ip_json("-d", "link", "show") if segments else []
     # a bond GateWatch opened since ``links`` was read serves: never gate it again here
     serving = serving_bonds(links, segments) | serving_now(segments)
-    unserved = unserved_hosts(segments, serving)
+    unserved = unserved_hosts(segments, serving) if config.get("withdraw_unserved", True) else set()
     want = {(str(n["dst"]), str(n["dev"])) for n in neighs if str(n["dst"]) not in unserved}
     have = present(table)
     batch = bond_gates(links, segments, serving)

@@ -203,6 +203,7 @@ class DeviceConfig:
     aux: Interface | None = None
     mh_startup_delay: int = 0
     maintenance: Maintenance = "none"
+    cross_plane_protection: bool = False
 
     @property
     def host_port_state(self) -> str:
@@ -571,4 +572,5 @@ def build_device(fabric: Fabric, name: str, maintenance: Maintenance = "none") -
         aux=next((i for i in interfaces if i.use == "aux"), None),
         mh_startup_delay=fabric.intent.evpn_mh_startup_delay,
         maintenance=maintenance,
+        cross_plane_protection=fabric.intent.cross_plane_protection,
     )

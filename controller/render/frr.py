@@ -105,6 +105,11 @@ def context(device: DeviceConfig) -> dict[str, Any]:
             # the neighbour is the pair's too (synced), so the /32 follows the ES bond's
             # LACP state instead (the agent's docstring says why).
             "withdraw_on_carrier_loss": not device.segments,
+            # EVPN-MH: withdraw the /32 of a server whose ES bond here does not serve it only
+            # where the senders' leaves have the other plane as a backup (protection); without
+            # it the plane would have no path left, and what enters here reaches the server
+            # through the pair over VXLAN (the bond's bridge backup port) instead.
+            "withdraw_unserved": device.cross_plane_protection,
             "evpn_svis": {str(r.vni): f"vlan{r.vlan}" for r in device.rails}
             if device.segments
             else {},

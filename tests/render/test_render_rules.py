@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -46,14 +47,12 @@ def test_one_bgp_neighbor_per_uplink_and_none_elsewhere(mode: str) -> None:
             )
 
 
+@pytest.mark.parametrize("protection", [True, False])
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
-def test_no_host_route_crosses_planes(mode: str) -> None:
-    """Only the PAIR session joins the planes, and it carries loopbacks only (no protection)."""
-    fabric = build_fabric(
-        intent_from_data(
-            lab(mode, cross_plane_protection=True) if mode == "dual-arp" else lab(mode)
-        )
-    )
+def test_no_host_route_crosses_planes(mode: str, protection: bool) -> None:
+    """Only the PAIR session joins the planes: loopbacks only without protection, host routes
+    as a prepended backup with it."""
+    fabric = build_fabric(intent_from_data(lab(mode, cross_plane_protection=protection)))
     for switch in fabric.switches_in(role="leaf"):
         device = build_device(fabric, switch.name)
         maps = {rm.name: rm for rm in device.bgp.route_maps}
@@ -63,11 +62,25 @@ def test_no_host_route_crosses_planes(mode: str) -> None:
             ("PL-LOOPBACK", None),
             ("PL-HOSTS", "AS-LOCAL"),
         ]
+        if "RM-PAIR-OUT" not in maps:  # dual-ARP without protection has no pair session
+            assert mode == "dual-arp" and not protection
+            continue
         pair_out = maps["RM-PAIR-OUT"].entries
-        if fabric.intent.cross_plane_protection:
+        if protection:
             assert pair_out[1].set_prepend == (switch.asn,) * 3  # backup only, never preferred
         else:
             assert [e.match_prefix_list for e in pair_out] == ["PL-LOOPBACK"]
+
+
+@pytest.mark.parametrize("protection", [True, False])
+def test_evpn_mh_agent_withdraws_unserved_servers_only_with_protection(protection: bool) -> None:
+    """Without protection a withdrawn /32 would leave the plane no path to the server (the
+    failure matrix of 2026-12-04: the whole outage lost); the pair's VXLAN carries it instead."""
+    fabric = build_fabric(intent_from_data(lab("evpn-mh", cross_plane_protection=protection)))
+    config = json.loads(
+        render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]["arp-to-host.json"]
+    )
+    assert config["segments"] and config["withdraw_unserved"] is protection
 
 
 def test_pair_leaves_share_esi_and_sys_mac() -> None:

@@ -102,6 +102,29 @@ def test_without_carrier_loss_withdrawal_the_route_stays(leaf: tuple[str, str]) 
     assert f"10.9.0.2 dev br0 proto {arp_to_host.PROTO}" in after, after
 
 
+
+@pytest.mark.parametrize("protection", [True, False])
+def test_unserved_segment_withdraws_its_server_only_with_protection(
+    leaf: tuple[str, str], protection: bool
+) -> None:
+    """EVPN-MH: the server behind p1 is a segment's host, but p1 is no member of that
+    segment's bond here (no bonding in this kernel), so the bond does not serve it. With
+    cross-plane protection the /32 goes (the senders' leaves turn to the other plane);
+    without it the plane has no other path and the /32 stays (what enters the leaf goes on to
+    the pair over VXLAN)."""
+    leaf_ns, _ = leaf
+    config = {
+        **_config(False),
+        "withdraw_unserved": protection,
+        "segments": {"bond3": {"member": "p1", "hosts": ["10.9.0.2"], "esi": "", "es_id": 3}},
+    }
+    code = (
+        "import json,sys; from controller.agents import arp_to_host as a; "
+        "c=json.loads(sys.argv[1]); a.reconcile(c,None); print(sorted(a.present(100)))"
+    )
+    table = _python_in(leaf_ns, code, config)
+    assert ("10.9.0.2" in table) is not protection, table
+
 def test_running_agent_withdraws_on_carrier_loss_within_a_second(
     leaf: tuple[str, str], tmp_path: Path
 ) -> None:
