@@ -227,11 +227,14 @@ class FabricIntent(_Strict):
     gpus_per_server: int = Field(default=8, ge=1, le=64)
     planes: tuple[Plane, Plane] = (Plane(id=1), Plane(id=2))
     dual_leaf_mode: DualLeafMode
+    # On in both modes: without it a leaf's failure or drain (and in EVPN-MH a server link's)
+    # black-holes the plane's half of every flow into the servers behind that leaf for the
+    # whole outage (README, "Cross-plane protection"; docs/failure-matrix.md).
     cross_plane_protection: bool = Field(
         default=True,
         description="Backup path for the host routes between the two leaves of a pair (dual-ARP: "
         "an AUX link to the other plane's leaf; EVPN-MH: over the pair's own session). "
-        "Default: on for dual-ARP, off for EVPN-MH",
+        "Default: on in both dual-leaf modes",
     )
     addressing: Addressing
     asn: AsnScheme = AsnScheme()
@@ -262,16 +265,6 @@ class FabricIntent(_Strict):
         if sorted(p.id for p in planes) != [1, 2]:
             raise ValueError("a dual-plane fabric has exactly planes 1 and 2")
         return planes
-
-    @model_validator(mode="before")
-    @classmethod
-    def _protection_default(cls, data: Any) -> Any:
-        """Protection is on unless said otherwise in dual-ARP fabrics, where without it a
-        leaf's failure or drain black-holes the plane's half of every flow into its servers
-        (README, "Cross-plane protection"); EVPN-MH keeps its measured default, off."""
-        if isinstance(data, dict) and "cross_plane_protection" not in data:
-            data = {**data, "cross_plane_protection": data.get("dual_leaf_mode") != "evpn-mh"}
-        return data
 
     @model_validator(mode="after")
     def _gpu_count(self) -> FabricIntent:

@@ -158,7 +158,8 @@ def test_schema_command() -> None:
     [
         ("dual-arp", None, True, 2),  # the default: a leaf failure must not black-hole
         ("dual-arp", False, False, 0),
-        ("evpn-mh", None, False, 2),  # the pair link is EVPN-MH's own, protection or not
+        ("evpn-mh", None, True, 2),  # the same in EVPN-MH (failure matrix, 2026-12-04)
+        ("evpn-mh", False, False, 2),  # the pair link is EVPN-MH's own, protection or not
         ("evpn-mh", True, True, 2),
     ],
 )
