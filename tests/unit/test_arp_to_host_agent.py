@@ -102,7 +102,6 @@ def test_without_carrier_loss_withdrawal_the_route_stays(leaf: tuple[str, str]) 
     assert f"10.9.0.2 dev br0 proto {arp_to_host.PROTO}" in after, after
 
 
-
 @pytest.mark.parametrize("protection", [True, False])
 def test_unserved_segment_withdraws_its_server_only_with_protection(
     leaf: tuple[str, str], protection: bool
@@ -124,6 +123,7 @@ def test_unserved_segment_withdraws_its_server_only_with_protection(
     )
     table = _python_in(leaf_ns, code, config)
     assert ("10.9.0.2" in table) is not protection, table
+
 
 def test_running_agent_withdraws_on_carrier_loss_within_a_second(
     leaf: tuple[str, str], tmp_path: Path
