@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from controller.connection import Access  # noqa: E402
-from controller.drain import drain, undrain  # noqa: E402
+from controller.drain import DrainReport, drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import intent_from_data  # noqa: E402
@@ -76,6 +76,20 @@ LEAF, SPINE, SERVER_PORT = "p1-g1-leaf1", "p1-spine1", ("srv0001", "nic1p1")
 TIMELINE: list[tuple[float, str]] = []
 """The running event's steps (host wall clock, name): with each sub-flow's gap_end in the
 rows, it places a loss in the event (which drain step, the link's down or its up)."""
+
+
+def why_not(report: DrainReport) -> str:
+    """What made a drain or undrain fail, first (the matrix keeps 600 characters of it)."""
+    failed_steps = [step for step in report.steps if not step.get("ok", True)]
+    return json.dumps(
+        {
+            "action": report.action,
+            "checks_failed": report.checks_failed,
+            "failed_steps": failed_steps,
+            "refusals": report.refusals,
+        },
+        default=str,
+    )
 
 
 def mark(_device: str, step: str) -> None:
@@ -147,10 +161,10 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
     def drain_undrain(hosts_first: bool) -> Callable[[], None]:
         def run() -> None:
             drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
-            assert drained.ok, drained.to_dict()
+            assert drained.ok, why_not(drained)
             mark(LEAF, "undrain")
             back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
-            assert back.ok, back.to_dict()
+            assert back.ok, why_not(back)
 
         return run
 
@@ -208,13 +222,13 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
 
         def run() -> None:
             drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
-            assert drained.ok, drained.to_dict()
+            assert drained.ok, why_not(drained)
             mark(LEAF, "FRR restart")
             restart_frr()
             assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after it"
             mark(LEAF, "undrain")
             back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
-            assert back.ok, back.to_dict()
+            assert back.ok, why_not(back)
 
         return run
 
@@ -289,7 +303,7 @@ def measure(
         started, started_at = time.monotonic(), time.time()
         action()
     except Exception as exc:  # recorded in the matrix
-        event_error = f"{type(exc).__name__}: {exc}"[:300]
+        event_error = f"{type(exc).__name__}: {exc}"[:600]
     finally:
         took = time.monotonic() - started
         time.sleep(TAIL_S)  # what the event's last step still moves shows in the flows
