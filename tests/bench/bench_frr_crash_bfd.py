@@ -11,8 +11,9 @@ session too. bgpd on L is killed and FRR's watchfrr starts it again, while
 It prints, per run: how often L's kernel lost the /32 and for how long, and how many times
 each of L's sessions was established and dropped. Measured 2026-12-04 (README, "EVPN-MH FRR
 crash"): as rendered the /32 was gone 2.16 s in every run. The new bgpd registers each
-unnumbered peer's BFD session without a source and again with it at establishment; that
-second registration starts Down, and bgpd takes it for its session going down: it sends its
+unnumbered peer's BFD session without a source and again with it at establishment. bfdd
+sets the session Down at the deregistration (the spine sees it) and answers the new
+registration with that state, and bgpd takes it for its session going down: it sends its
 peers "Cease/BFD Down" (a Hard Reset) and drops their routes. Every session with BFD flaps
 once; without BFD on the pair session its route carries L (once it has arrived).
 
