@@ -39,10 +39,11 @@ cross-plane protection) moves the plane's flows to that server onto the senders'
 backup through the other plane. Without protection the plane has no other path, so the /32
 stays and what enters here goes on through the pair (below).
 
-What still enters this leaf for such a server (from a server on the same leaf) goes to the
-pair over VXLAN: each ES bond's bridge backup port is the rail's VXLAN device (ip.batch), and
-the bridge uses it while the bond has no carrier. A bond has carrier again as soon as its
-member has, while the server still holds the port out and LACP has not come up: the bridge
+What still enters this leaf for such a server (from a server on the same leaf; without
+protection, from the whole plane) goes to the pair over VXLAN: each ES bond's bridge backup
+port is the rail's VXLAN device (ip.batch), and the bridge uses it while the bond has no
+carrier. A bond has carrier again as soon as its member has, while the server still holds
+the port out and LACP has not come up: the bridge
 would send into a bond with nothing to send on (13 s lost in the lab). So the agent also
 gates each ES bond's carrier on the same decision: ``min_links`` above its one member while it
 does not serve (no carrier: the backup port acts), back to 1 once it does. A gated bond's
