@@ -8,6 +8,7 @@ image would bring up its NICs. Switches stay at factory state: `dpctl deploy` co
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ def lab_prefix() -> str:
 
 SERVER_MTU = 9000
 FAILBACK_HOLD_MS = 10_000
+BOND_CONTROL = Path(__file__).parent / "lab" / "bond_control.py"
+"""Run on each EVPN-MH lab server (its source is in the set-up script): independent LACP
+control on its bonds where the guest's kernel has it."""
+_BOND_CONTROL_LINE = re.compile(r"\S+ (independent|coupled \(.*\))")
 """A server's port that comes back waits this long before carrying traffic again (both
 modes; lab-facts: dual-ARP switching back at once lost 3.3 s while the leaf's BGP came up,
 10 s lost 0; EVPN-MH without it lost 5.5 s from the servers as a leaf came back, matrix of
@@ -81,7 +86,9 @@ def bond_name(nic: Nic) -> str:
 def server_setup_script(fabric: Fabric, server: Server) -> str:
     """Shell script a server image would run: one bond per GPU NIC over its two ports.
 
-    EVPN-MH: LACP (802.3ad) towards the leaf pair, which presents one ES. Dual-ARP: both
+    EVPN-MH: LACP (802.3ad) towards the leaf pair, which presents one ES, with independent
+    control where the kernel has it (``controller/lab/bond_control.py``: a returning port
+    then distributes only once the leaf collects). Dual-ARP: both
     ports active (balance-xor), every ARP frame sent out of both ports (tc mirred). Both: a
     hold before a returning port carries traffic. Each NIC routes the rail pool through its
     own gateway from its own address (source-based table), as multi-rail servers do.
@@ -121,12 +128,39 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
             f"setsid -f ping -q -i {ARP_KEEPALIVE_S} -I {nic.ip} {nic.gateway} "
             "</dev/null >/dev/null 2>&1"
         )
-    script = ["set -e", "ip -batch - <<'EOF'", *ip_lines, "EOF"]
+    if evpn:
+        # bonds are created down: independent LACP control can only be set then
+        created = [line for line in ip_lines if line.startswith("link add ")]
+        rest = [line for line in ip_lines if not line.startswith("link add ")]
+        script = ["set -e", "ip -batch - <<'EOF'", *created, "EOF"]
+        script += [
+            f"python3 - {' '.join(bond_name(nic) for nic in server.nics)} <<'EOF'",
+            BOND_CONTROL.read_text().rstrip("\n"),
+            "EOF",
+            "ip -batch - <<'EOF'",
+            *rest,
+            "EOF",
+        ]
+    else:
+        script = ["set -e", "ip -batch - <<'EOF'", *ip_lines, "EOF"]
     if tc_lines:
         script += ["tc -batch - <<'EOF'", *tc_lines, "EOF"]
     # Announce every NIC: the leaves learn its ARP entry and turn it into a host route.
     script += pings
     return "\n".join(script) + "\n"
+
+
+def lacp_control_summary(setup_output: str) -> str:
+    """What a server's set-up reports: "provisioned", and for LACP bonds their control
+    (``bond_control.py``'s lines: "BOND independent" or "BOND coupled (...)")."""
+    modes = sorted(
+        {
+            match.group(1)
+            for line in setup_output.splitlines()
+            if (match := _BOND_CONTROL_LINE.fullmatch(line.strip()))
+        }
+    )
+    return "provisioned" + (f"; LACP control: {', '.join(modes)}" if modes else "")
 
 
 def server_summary(fabric: Fabric) -> dict[str, Any]:
@@ -143,12 +177,12 @@ def provision_servers(fabric: Fabric, state_dir: Path) -> dict[str, str]:
     results: dict[str, str] = {}
     with LabSession.open(state_dir) as session:
         for server in fabric.servers:
-            rc, _, err = session.run(
+            rc, out, err = session.run(
                 server.name, "sh -s", stdin=server_setup_script(fabric, server).encode()
             )
             if rc != 0:
                 raise LabFabricError(server.name, f"NIC set-up failed: {err.strip()[-300:]}")
-            results[server.name] = "provisioned"
+            results[server.name] = lacp_control_summary(out)
     return results
 
 
@@ -179,4 +213,10 @@ def bring_up(
 
         down(state_dir, prefix=prefix)
         raise
-    return {"name": state.name, "mode": state.mode, "timings": state.timings, "servers": servers}
+    return {
+        "name": state.name,
+        "mode": state.mode,
+        "kernel": state.kernel,
+        "timings": state.timings,
+        "servers": servers,
+    }

@@ -28,38 +28,40 @@ hold timer for the pair's sync ends (18 min); the agent replaces that at its nex
 since a leaf whose own link to the server is down cannot confirm it by ARP
 (``zebra_probes``).
 
-EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind
-it): the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone
-still holds a valid neighbour. So the /32 of a server is kept only while its bond here serves
-it: the member has carrier and LACP is in sync, collecting and distributing on that port at
-both ends (the server's, as its LACPDUs say, and this leaf's). The neighbour itself is left
-to zebra. A server that holds a returning port out of its bond (updelay) is not advertised
-here until it takes the port back. This withdrawal (``withdraw_unserved``, rendered with
-cross-plane protection) moves the plane's flows to that server onto the senders' leaves'
-backup through the other plane. Without protection the plane has no other path, so the /32
-stays and what enters here goes on through the pair (below).
+EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind it):
+the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone still
+holds a valid neighbour. So the /32 of a server is kept only while its bond here serves it: the
+member has carrier, LACP is in sync, collecting and distributing at this end and in sync and
+collecting at the server's, as its LACPDUs say (``lacp_serves``). The neighbour itself is left
+to zebra. A server that holds a returning port out of its bond (updelay) is not advertised here
+until it takes the port back. This withdrawal (``withdraw_unserved``, rendered with cross-plane
+protection) moves the plane's flows to that server onto the senders' leaves' backup through the
+other plane. Without protection the plane has no other path, so the /32 stays and what enters
+here goes on through the pair (below).
 
 What still enters this leaf for such a server (from a server on the same leaf; without
 protection, from the whole plane) goes to the pair over VXLAN: each ES bond's bridge backup
 port is the rail's VXLAN device (ip.batch), and the bridge uses it while the bond has no
-carrier. A bond has carrier again as soon as its member has, while the server still holds
-the port out and LACP has not come up: the bridge
-would send into a bond with nothing to send on (13 s lost in the lab). So the agent also
-gates each ES bond's carrier on the same decision: ``min_links`` above its one member while it
-does not serve (no carrier: the backup port acts), back to 1 once it does. A gated bond's
-bridge port also drops what the server sends, and the server sends as soon as its LACP
-distributes; LACP changes raise no link event. So while a bond is gated a thread of its own
-(GateWatch) opens the gate through sysfs at once, whatever the pass is doing: a pass runs ip
-and vtysh, seconds in the lab's emulated guest under load, and a poll that waited for it lost
-3.0 s of a flow in CI. It does not wait for a poll either: it listens on the member (a raw
-socket, TAP_FILTER) for the server's first data frame, which its bond sends only on a port
-that distributes, and for the LACPDU in which the server says it distributes (Linux sends at
-most one LACPDU a port every 300 ms, so that can come after the first data). It then looks at
-sysfs every GATE_HURRY_S until this end distributes too (one LACP tick at most), and opens
-the gate. A sysfs poll every GATE_POLL_S stays as the fallback (no raw socket: no
-CAP_NET_RAW). Polling alone lost 0.3-0.4 s of the server's flows as its port returned after a
-drain (failure matrix, 2026-12-04).
-Each gate change is written to the agent's log.
+carrier. A bond has carrier again as soon as its member has, while the server still holds the
+port out and LACP has not come up: the bridge would send into a bond with nothing to send on
+(13 s lost in the lab). So the agent also gates each ES bond's carrier on the same decision:
+``min_links`` above its one member while it does not serve (no carrier: the backup port acts),
+back to 1 once it does. A gated bond's bridge port also drops what the server sends, and the
+server sends as soon as its LACP distributes; LACP changes raise no link event. So while a bond
+is gated a thread of its own (GateWatch) opens the gate through sysfs at once, whatever the
+pass is doing: a pass runs ip and vtysh, seconds in the lab's emulated guest under load, and a
+poll that waited for it lost 3.0 s of a flow in CI. It does not wait for a poll either: it
+listens on the member (a raw socket, TAP_FILTER) for the server's first data frame, which its
+bond sends only on a port that distributes, and for the LACPDU in which the server says it
+collects (Linux sends at most one LACPDU a port every 300 ms, so that can come after the first
+data). It then looks at sysfs every GATE_HURRY_S until this end distributes too (one LACP tick
+at most), and opens the gate. A server with independent control (Linux 6.9+, ``coupled_control
+0``) collects before it distributes and distributes only once it hears this end collect, so the
+gate opens before its first frame; with coupled control it distributes as soon as it is in
+sync, and what it sends before this end collects is lost whatever the gate does (about 0.1 s).
+A sysfs poll every GATE_POLL_S stays as the fallback (no raw socket: no CAP_NET_RAW). Polling
+alone lost 0.3-0.4 s of the server's flows as its port returned after a drain (failure matrix,
+2026-12-04). Each gate change is written to the agent's log.
 
 Lost segment EVIs (EVPN-MH, FRR 8.4): when bgpd (re)starts or its instance is created anew,
 zebra replays each local segment with its EVIs before the VNIs, and a bgpd that does not know
@@ -105,8 +107,23 @@ one reconcile a second; link events (carrier) trigger one at once."""
 DEAD_STATES = {"FAILED", "INCOMPLETE", "NONE"}
 PROTO = "static"
 LACP_SYNC = 0x08
-LACP_SERVING = LACP_SYNC | 0x10 | 0x20
-"""Partner port state bits (IEEE 802.1AX): synchronization, collecting, distributing."""
+LACP_COLLECTING = LACP_SYNC | 0x10
+LACP_SERVING = LACP_COLLECTING | 0x20
+"""Port state bits (IEEE 802.1AX): synchronization, collecting, distributing."""
+
+
+def lacp_serves(actor: int | None, partner: int | None) -> bool:
+    """A port serves its server when this end is in sync, collecting and distributing and the
+    server is in sync and collecting. A server whose bond runs IEEE 802.1AX's independent
+    control (Linux 6.9+, ``coupled_control 0``) collects first and distributes only once it
+    hears that this end collects: opening then, before its first frame, loses none of it.
+    With coupled control (older kernels) collecting means distributing too."""
+    return (
+        isinstance(actor, int)
+        and isinstance(partner, int)
+        and actor & LACP_SERVING == LACP_SERVING
+        and partner & LACP_COLLECTING == LACP_COLLECTING
+    )
 
 
 def _json(*cmd: str) -> list[dict[str, Any]]:
@@ -232,10 +249,9 @@ def flush_behind_down_ports(neighs: list[dict[str, Any]], ports: Ports) -> list[
 
 
 def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[str]:
-    """The ES bonds whose member has carrier and whose partner (the server) and actor (this
-    leaf's port) are both in sync, collecting and distributing on it (the partner may say so
-    a moment before this end does; a bond sends nothing on a port that is not distributing):
-    ``links`` is ``ip -d -j link show``'s output."""
+    """The ES bonds whose member has carrier and serves (``lacp_serves``: the partner may
+    say so a moment before this end does; a bond sends nothing on a port that is not
+    distributing): ``links`` is ``ip -d -j link show``'s output."""
     by_name = {str(link.get("ifname", "")): link for link in links}
     serving = set()
     for bond, segment in segments.items():
@@ -245,8 +261,8 @@ def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[
         slave = member.get("linkinfo", {}).get("info_slave_data", {})
         if member.get("master") != bond or not isinstance(slave, dict):
             continue
-        states = [slave.get(f"ad_{end}_oper_port_state") for end in ("partner", "actor")]
-        if all(isinstance(s, int) and s & LACP_SERVING == LACP_SERVING for s in states):
+        actor, partner = (slave.get(f"ad_{end}_oper_port_state") for end in ("actor", "partner"))
+        if lacp_serves(actor, partner):
             serving.add(bond)
     return serving
 
@@ -272,8 +288,8 @@ the gated bond's bridge port (disabled without carrier) drops what it receives u
 agent opens the gate. LACP state changes raise no link event, so a resync (RESYNC_S) would
 have been the wait: 5.4 s lost in the lab. The server's first data frame or its LACPDU
 wakes it sooner (GateWatch)."""
-GATE_HURRY_S = 0.01
-"""After the server's first data frame or a LACPDU in which it says it distributes, how
+GATE_HURRY_S = 0.005
+"""After the server's first data frame or a LACPDU in which it says it collects, how
 often the agent looks at sysfs until this end distributes too (its LACP follows within a
 tick, 100 ms in Linux)."""
 GATE_HURRY_FOR_S = 1.0
@@ -348,11 +364,10 @@ def port_states(member: str, root: str = SYSFS_NET) -> tuple[int | None, int | N
 
 
 def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
-    """The member has carrier and LACP distributes at both ends (sysfs of the bond slave)."""
+    """The member has carrier and serves (``lacp_serves``, sysfs of the bond slave)."""
     if _sysfs_int(f"{root}/{member}/carrier") != 1:
         return False
-    states = port_states(member, root)
-    return all(s is not None and s & LACP_SERVING == LACP_SERVING for s in states)
+    return lacp_serves(*port_states(member, root))
 
 
 def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
@@ -372,10 +387,19 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
 
 def serving_now(segments: dict[str, Any], root: str = SYSFS_NET) -> set[str]:
     """The ES bonds whose member serves by sysfs at this moment (fresher than a pass's
-    ``ip -d -j link show``, read before its vtysh and ip runs)."""
-    return {
-        bond for bond, segment in segments.items() if lacp_serving_now(str(segment["member"]), root)
-    }
+    ``ip -d -j link show``, read before its vtysh and ip runs), and those GateWatch opened on
+    the server's data that are still ready for it: the LACPDU in which the server says it
+    collects can come most of a second after its data (Linux sends at most 3 a second), and
+    a pass that gated such a bond again lost 160 ms of the server's flow (lab, 2026-12-04)."""
+    serving = set()
+    for bond, segment in segments.items():
+        member = str(segment["member"])
+        if lacp_serving_now(member, root) or (
+            _sysfs_int(f"{root}/{bond}/bonding/min_links") == 1
+            and ready_for_the_server(member, root)
+        ):
+            serving.add(bond)
+    return serving
 
 
 def lacpdu_state(frame: bytes) -> int | None:
@@ -417,9 +441,9 @@ def lacp_tap(member: str) -> socket.socket | None:
 
 
 def read_tap(tap: socket.socket) -> tuple[bool, bool]:
-    """Reads what the tap holds: (a LACPDU in which the server says it is in sync, collecting
-    and distributing; a data frame, which the server sends only on a port that
-    distributes)."""
+    """Reads what the tap holds: (a LACPDU in which the server says it is in sync and
+    collecting, so this end serves once it distributes; a data frame, which the server
+    sends only on a port that distributes)."""
     serving = data = False
     for _ in range(64):
         try:
@@ -430,7 +454,7 @@ def read_tap(tap: socket.socket) -> tuple[bool, bool]:
             continue
         if frame[12:14] == b"\x88\x09":
             state = lacpdu_state(frame)
-            serving = serving or (state is not None and state & LACP_SERVING == LACP_SERVING)
+            serving = serving or (state is not None and state & LACP_COLLECTING == LACP_COLLECTING)
         else:
             data = True
     return serving, data

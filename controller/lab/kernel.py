@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import uuid
@@ -14,8 +15,13 @@ from pathlib import Path
 from controller.lab.errors import LabSetupError
 
 DEFAULT_KERNEL_CACHE = Path(os.environ.get("DPCTL_KERNEL_CACHE", "/var/cache/dpctl/kernel"))
+DEFAULT_GUEST_KERNEL = "linux-image-amd64"
+"""The Debian package (usually a meta package) the guest's kernel comes from unless
+DPCTL_LAB_KERNEL names another: the distribution's default kernel (6.1 on Debian 12)."""
+_KERNEL_PACKAGE = re.compile(r"linux-image-[a-z0-9][a-z0-9.+-]*")
 BUSYBOX = Path("/bin/busybox")
 _XZ_MAGIC = b"\xfd7zXZ\x00"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Modules the initramfs loads (dependencies resolved from modules.dep).
 _INITRAMFS_MODULES = ("9pnet_virtio", "9p", "overlay", "virtio_pci", "virtio_net")
 # One test netlink operation per feature the lab needs, run in a throwaway namespace.
@@ -79,11 +85,32 @@ class GuestKernel:
     initramfs: Path
 
 
+def guest_kernel_package() -> str:
+    """The Debian package of the guest's kernel: DPCTL_LAB_KERNEL or the default."""
+    package = os.environ.get("DPCTL_LAB_KERNEL", "") or DEFAULT_GUEST_KERNEL
+    if not _KERNEL_PACKAGE.fullmatch(package):
+        raise LabSetupError(
+            f"DPCTL_LAB_KERNEL={package!r}: not a Debian kernel package name "
+            "(linux-image-..., e.g. linux-image-6.12-amd64)"
+        )
+    return package
+
+
+def kernel_link(package: str) -> str:
+    """The cache entry setup.sh links to the unpacked kernel of ``package`` (the default
+    keeps the name ``current`` that caches made before the choice existed use)."""
+    return "current" if package == DEFAULT_GUEST_KERNEL else f"current-{package}"
+
+
 def guest_kernel(cache: Path = DEFAULT_KERNEL_CACHE) -> GuestKernel:
     """Return the cached guest kernel, building vmlinux/initramfs on first use."""
-    current = cache / "current"
+    package = guest_kernel_package()
+    current = cache / kernel_link(package)
     if not (current / ".ready").exists():
-        raise LabSetupError(f"no guest kernel in {cache}: run controller/lab/setup.sh")
+        how = "" if package == DEFAULT_GUEST_KERNEL else f"DPCTL_LAB_KERNEL={package} "
+        raise LabSetupError(
+            f"no guest kernel from {package} in {cache}: run {how}controller/lab/setup.sh"
+        )
     base = current.resolve()
     version = (base / "kver").read_text().strip()
     root = base / "root"
@@ -96,22 +123,40 @@ def guest_kernel(cache: Path = DEFAULT_KERNEL_CACHE) -> GuestKernel:
     return GuestKernel(version=version, root=root, vmlinux=vmlinux, initramfs=initramfs)
 
 
+def _unxz(payload: bytes) -> bytes:
+    try:
+        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(payload)
+    except lzma.LZMAError:
+        return b""
+
+
+def _unzstd(payload: bytes) -> bytes:
+    """zstd has no module in Python 3.11's standard library: its CLI (setup.sh installs it).
+    A bzImage holds more after the frame, which zstd reports as an error after writing the
+    frame's content, so only the output counts."""
+    if shutil.which("zstd") is None:
+        raise LabSetupError(
+            "zstd not found (this kernel is zstd-compressed): run controller/lab/setup.sh"
+        )
+    done = subprocess.run(["zstd", "-dcq"], input=payload, capture_output=True, check=False)
+    return done.stdout
+
+
 def _extract_vmlinux(bzimage: Path, out: Path) -> None:
-    """Unpack the xz payload of a bzImage: the ELF vmlinux boots through PVH, faster."""
+    """Unpack the compressed payload of a bzImage (xz: Debian's 6.1; zstd: its 6.12): the
+    ELF vmlinux boots through PVH, faster."""
     data = bzimage.read_bytes()
-    pos = data.find(_XZ_MAGIC)
-    while pos >= 0:
-        try:
-            elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(data[pos:])
-        except lzma.LZMAError:
-            elf = b""
-        if elf.startswith(b"\x7fELF"):
-            tmp = out.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(elf)
-            tmp.replace(out)
-            return
-        pos = data.find(_XZ_MAGIC, pos + 1)
-    raise LabSetupError(f"no xz-compressed ELF found in {bzimage}")
+    for magic, unpack in ((_XZ_MAGIC, _unxz), (_ZSTD_MAGIC, _unzstd)):
+        pos = data.find(magic)
+        while pos >= 0:
+            elf = unpack(data[pos:])
+            if elf.startswith(b"\x7fELF"):
+                tmp = out.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(elf)
+                tmp.replace(out)
+                return
+            pos = data.find(magic, pos + 1)
+    raise LabSetupError(f"no xz- or zstd-compressed ELF found in {bzimage}")
 
 
 def _module_order(modroot: Path, wanted: tuple[str, ...]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -164,9 +165,11 @@ def _start_machine(
     state: LabState, topo: LabTopology, memory_mb: int | None, boot_timeout: float
 ) -> Executor:
     if state.mode == "native":
+        state.kernel = platform.release()
         state.save()
         return LocalExecutor()
     kern = kernel.guest_kernel()
+    state.kernel = kern.version
     mem = memory_mb or max(1024, 768 + 64 * len(topo.nodes))
     hung: list[str] = []
     for _attempt in range(3):  # the free port can be taken between probe and bind

@@ -3,12 +3,22 @@
 #  - apt packages: FRR, QEMU, busybox-static, sshd, lldpd, iproute2, procps
 #  - a stock Debian kernel for the QEMU guest, unpacked into a cache dir (never
 #    installed into /boot): apt-get download + dpkg -x + depmod -b.
-# Environment: DPCTL_KERNEL_CACHE (default /var/cache/dpctl/kernel).
+# Environment: DPCTL_KERNEL_CACHE (default /var/cache/dpctl/kernel); DPCTL_LAB_KERNEL, the
+# Debian package of the guest's kernel (default linux-image-amd64, 6.1 on Debian 12; e.g.
+# linux-image-6.12-amd64 from bookworm-security for a 6.12 guest). `dpctl lab` reads the
+# same variable to pick the kernel this script unpacked.
 set -euo pipefail
 
 CACHE="${DPCTL_KERNEL_CACHE:-/var/cache/dpctl/kernel}"
+META="${DPCTL_LAB_KERNEL:-linux-image-amd64}"
+if [[ ! $META =~ ^linux-image-[a-z0-9][a-z0-9.+-]*$ ]]; then
+    echo "DPCTL_LAB_KERNEL=$META: not a Debian kernel package name (linux-image-...)" >&2
+    exit 2
+fi
+# the default keeps the cache entry name caches made before the choice existed use
+if [[ $META == linux-image-amd64 ]]; then LINK=current; else LINK="current-$META"; fi
 PKGS=(frr frr-pythontools qemu-system-x86 busybox-static openssh-server lldpd
-      iproute2 procps kmod cpio)
+      iproute2 procps kmod cpio zstd)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -34,15 +44,19 @@ if ((${#missing[@]})); then
 fi
 
 # --- guest kernel -----------------------------------------------------------
-if [[ -e "$CACHE/current/.ready" ]]; then
-    echo "dpctl lab: kernel ready in $(readlink -f "$CACHE/current")"
+if [[ -e "$CACHE/$LINK/.ready" ]]; then
+    echo "dpctl lab: kernel ready in $(readlink -f "$CACHE/$LINK")"
     exit 0
 fi
-cand=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/{print $2}')
+cand=$(apt-cache policy "$META" | awk '/Candidate:/{print $2}')
 if [[ -z $cand || $cand == "(none)" ]]; then apt-get update -q; fi
-pkg=$(apt-cache depends linux-image-amd64 |
+# a meta package depends on the versioned image; a versioned image is itself the package
+pkg=$(apt-cache depends "$META" 2>/dev/null |
       awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-[[ -n $pkg ]] || { echo "cannot resolve linux-image-amd64" >&2; exit 1; }
+if [[ -z $pkg ]] && apt-cache show "$META" 2>/dev/null | grep -q '^Package: '; then
+    pkg=$META
+fi
+[[ -n $pkg ]] || { echo "cannot resolve $META to a kernel image package" >&2; exit 1; }
 dest="$CACHE/$pkg"
 mkdir -p "$dest"
 tmp=$(mktemp -d)
@@ -54,5 +68,5 @@ kver=$(ls "$dest/root/lib/modules" | head -n1)
 depmod -b "$dest/root" "$kver"
 echo "$kver" >"$dest/kver"
 touch "$dest/.ready"
-ln -sfn "$dest" "$CACHE/current"
+ln -sfn "$dest" "$CACHE/$LINK"
 echo "dpctl lab: kernel $kver ready in $dest"

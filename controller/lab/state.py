@@ -39,6 +39,8 @@ class LabState:
     guest_pid: int | None = None
     guest_port: int | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    kernel: str = ""
+    """The kernel the lab's namespaces run on (the guest's, or this machine's natively)."""
 
     @property
     def path(self) -> Path:

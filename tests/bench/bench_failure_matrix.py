@@ -386,7 +386,9 @@ def run_variant(
     state_dir = lab_dir(fabric.intent.name)
     rows = []
     try:
-        access = deployed_lab(fabric, state_dir, PREFIX)
+        lab: dict[str, Any] = {}
+        access = deployed_lab(fabric, state_dir, PREFIX, lab)
+        servers_lacp = sorted(set(lab.get("servers", {}).values()))
         assert seconds_to_healthy(fabric, access) is not None, "fabric did not verify after deploy"
         with LabSession.open(state_dir) as s:
             for number, (event, action) in enumerate(events(fabric, access, s).items()):
@@ -423,6 +425,8 @@ def run_variant(
                             "covered": result["covered"].get(flow, False),
                             "subflow_loss_at_s": result["loss_at"].get(flow, []),
                             "measured": measured,
+                            "kernel": lab.get("kernel", ""),
+                            "servers": "; ".join(servers_lacp),
                         }
                     )
                     print(json.dumps(rows[-1]), flush=True)
@@ -459,7 +463,7 @@ def dates(rows: list[dict[str, Any]]) -> str:
 def write_report(rows: list[dict[str, Any]], out: Path) -> None:
     machine = (
         f"{platform.node()} — {os.cpu_count()} cores, Linux {platform.release()}; lab in a "
-        "QEMU TCG guest (Debian 6.1 kernel), FRR 8.4"
+        "QEMU TCG guest (Debian's kernel: column 'lab kernel'), FRR 8.4"
     )
     lines = [
         "# Failure and drain matrix",
@@ -476,11 +480,14 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "after it (so 'sent' varies), and 'flows cover event' says the flow's first packet "
         "came before the event and its sender still sent at the event's end; rows before "
         "that date were measured with flows started 5 s before the event and not checked, "
-        "and on the loaded lab guest such a flow could start after its event was over.",
+        "and on the loaded lab guest such a flow could start after its event was over. "
+        "'lab kernel' is the guest's Linux (rows without it: Debian 12's 6.1); where it is "
+        "6.9 or later the EVPN-MH servers' bonds run LACP's independent control "
+        "(`coupled_control 0`, see README).",
         "",
         "| mode | protection | event | flow | sent | lost | hit | dup | reord | longest gap ms "
-        "| healthy after | flows cover event |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| healthy after | flows cover event | lab kernel |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("event_error"):
@@ -495,7 +502,7 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
             f"| {r['sent']} {result}| {'yes' if r['healthy_after'] else 'NO'} "
-            f"| {_covered(r)} |"
+            f"| {_covered(r)} | {_kernel(r)} |"
         )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -507,6 +514,12 @@ def _covered(row: dict[str, Any]) -> str:
     if "covered" not in row:
         return "-"
     return "yes" if row["covered"] else "NO"
+
+
+def _kernel(row: dict[str, Any]) -> str:
+    """The lab's kernel, short (6.12.118): rows before it was recorded were all on 6.1."""
+    version = str(row.get("kernel") or "6.1")
+    return version.split("+")[0].split("-")[0]
 
 
 def _or_dash(value: Any) -> str:

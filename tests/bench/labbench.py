@@ -6,6 +6,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from controller.connection import Access, lab_access
 from controller.deploy import deploy
@@ -20,9 +21,14 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
 
 
-def deployed_lab(fabric: Fabric, state_dir: Path, prefix: str) -> Access:
-    """The fabric's lab up (servers provisioned) and both planes deployed."""
-    bring_up(fabric, state_dir, prefix=prefix)
+def deployed_lab(
+    fabric: Fabric, state_dir: Path, prefix: str, lab: dict[str, Any] | None = None
+) -> Access:
+    """The fabric's lab up (servers provisioned) and both planes deployed; ``lab``, when
+    given, receives what `bring_up` reported (the guest's kernel, each server's set-up)."""
+    result = bring_up(fabric, state_dir, prefix=prefix)
+    if lab is not None:
+        lab.update(result)
     access = lab_access(state_dir)
     assert access is not None
     outcomes = deploy(fabric, access=access)

@@ -205,7 +205,9 @@ def test_lab_up_reports_each_phase_as_it_starts(
     seen: list[str] = []
     monkeypatch.setattr(
         "controller.lab.up",
-        lambda *a, **k: seen.append("up ran") or SimpleNamespace(name="x", mode="m", timings={}),
+        lambda *a, **k: (
+            seen.append("up ran") or SimpleNamespace(name="x", mode="m", kernel="k", timings={})
+        ),
     )
     monkeypatch.setattr(labfabric, "provision_servers", lambda *a: seen.append("provisioned") or {})
     fabric = build_fabric(load_intent(Path(LAB)))
