@@ -653,10 +653,13 @@ def lab_up(
         print_json({"ok": True, **result})
         return
     timings = result.get("timings", {})
+    kernel = f", Linux {result['kernel']}" if result.get("kernel") else ""
     out.print(
-        f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}) in "
+        f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}{kernel}) in "
         f"{timings.get('up_s', '?')} s; servers: {len(result.get('servers', {}))} provisioned"
     )
+    for control in sorted({str(v) for v in result.get("servers", {}).values()} - {"provisioned"}):
+        out.print(f"  servers: {control}")
 
 
 @lab_app.command("status")

@@ -455,7 +455,8 @@ def dates(rows: list[dict[str, Any]]) -> str:
     variant's rows can come from several days (each row's own day is in the .json)."""
     seen: dict[str, set[str]] = {}
     for r in rows:
-        variant = f"{r['mode']} protection {'on' if r['protection'] else 'off'}"
+        protection = "on" if r["protection"] else "off"
+        variant = f"{r['mode']} protection {protection}, kernel {_kernel(r)}"
         seen.setdefault(variant, set()).add(r.get("measured", "?"))
     return "; ".join(f"{v} {', '.join(sorted(d))}" for v, d in seen.items())
 
@@ -517,9 +518,10 @@ def _covered(row: dict[str, Any]) -> str:
 
 
 def _kernel(row: dict[str, Any]) -> str:
-    """The lab's kernel, short (6.12.118): rows before it was recorded were all on 6.1."""
+    """The lab's kernel as major.minor (6.12): rows before it was recorded were all on 6.1
+    (each row's full version is in the .json)."""
     version = str(row.get("kernel") or "6.1")
-    return version.split("+")[0].split("-")[0]
+    return ".".join(version.split("-")[0].split("+")[0].split(".")[:2])
 
 
 def _or_dash(value: Any) -> str:
@@ -531,20 +533,25 @@ VARIANTS = [(m, p) for m in ("dual-arp", "evpn-mh") for p in (False, True)]
 
 
 def merged(earlier: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The earlier rows, each (variant, event) measured again replaced by its new rows. A
-    variant whose FRR events are measured again drops its rows of the old undrained "FRR
-    restart" event, which the crash and the planned (drained) restart replace, and a new
-    crash replaces the old crash event's rows."""
-    again = {(r["mode"], r["protection"], r["event"]) for r in new}
-    frr_again = {(r["mode"], r["protection"]) for r in new if r["event"].startswith("FRR")}
-    crash_again = {(r["mode"], r["protection"]) for r in new if r["event"].startswith("FRR crash")}
+    """The earlier rows, each (variant, lab kernel, event) measured again replaced by its new
+    rows: a run on another kernel adds its rows beside the earlier ones. A variant whose FRR
+    events are measured again drops its rows of the old undrained "FRR restart" event, which
+    the crash and the planned (drained) restart replace, and a new crash replaces the old
+    crash event's rows."""
+
+    def variant(r: dict[str, Any]) -> tuple[str, bool, str]:
+        return (r["mode"], r["protection"], _kernel(r))
+
+    again = {(*variant(r), r["event"]) for r in new}
+    frr_again = {variant(r) for r in new if r["event"].startswith("FRR")}
+    crash_again = {variant(r) for r in new if r["event"].startswith("FRR crash")}
     return [
         r
         for r in earlier
-        if (r["mode"], r["protection"], r["event"]) not in again
-        and not (r["event"].startswith("FRR restart") and (r["mode"], r["protection"]) in frr_again)
+        if (*variant(r), r["event"]) not in again
+        and not (r["event"].startswith("FRR restart") and variant(r) in frr_again)
         # the crash event before 2026-12-02 also restarted all of FRR (another name)
-        and not (r["event"].startswith("FRR crash") and (r["mode"], r["protection"]) in crash_again)
+        and not (r["event"].startswith("FRR crash") and variant(r) in crash_again)
     ] + new
 
 
@@ -571,11 +578,13 @@ def event_rank(event: str) -> int:
 
 
 def ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """By variant, then event (in the order they run), then flow."""
+    """By variant, then lab kernel (6.1 first), then event (in the order they run), then
+    flow."""
     return sorted(
         rows,
         key=lambda r: (
             VARIANTS.index((r["mode"], r["protection"])),
+            tuple(int(part) for part in _kernel(r).split(".") if part.isdigit()),
             event_rank(r["event"]),
             FLOW_ORDER.index(r["flow"].split()[0]),
         ),

@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,8 @@ class Lab:
     fabric: Fabric
     state_dir: Path
     access: Access
+    up: dict[str, Any]
+    """What `bring_up` reported: the lab's kernel, each server's set-up."""
 
     def session(self) -> LabSession:
         return LabSession.open(self.state_dir)
@@ -76,10 +79,10 @@ def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     fabric = build_fabric(load_intent(intent))
     state_dir = lab_dir(fabric.intent.name)
     try:
-        bring_up(fabric, state_dir, prefix=PREFIX)
+        up = bring_up(fabric, state_dir, prefix=PREFIX)
         access = lab_access(state_dir)
         assert access is not None
-        yield Lab(mode, intent, fabric, state_dir, access)
+        yield Lab(mode, intent, fabric, state_dir, access, up)
     finally:
         down(state_dir, prefix=PREFIX)
         for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):

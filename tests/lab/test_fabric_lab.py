@@ -60,6 +60,21 @@ def test_lab_status_lists_every_node(lab: Lab) -> None:
     assert nodes["srv0001"]["role"] == "server" and nodes["srv0001"]["plane"] is None
 
 
+def test_lacp_servers_run_independent_control_where_the_kernel_has_it(lab: Lab) -> None:
+    """EVPN-MH servers ask for IEEE 802.1AX independent control (``coupled_control 0``,
+    Linux 6.9+) and report what the kernel took: a returning port then distributes only once
+    the leaf collects. Dual-ARP servers have no LACP to set."""
+    kernel = lab.up["kernel"]
+    found = re.match(r"(\d+)\.(\d+)", kernel)
+    assert found, kernel
+    if lab.mode != "evpn-mh":
+        assert set(lab.up["servers"].values()) == {"provisioned"}
+        return
+    has_it = (int(found.group(1)), int(found.group(2))) >= (6, 9)
+    control = "independent" if has_it else "coupled (kernel has no coupled_control)"
+    assert set(lab.up["servers"].values()) == {f"provisioned; LACP control: {control}"}, kernel
+
+
 def test_deploy_plane1_touches_only_plane1(lab: Lab) -> None:
     before = running_configs(lab, plane_names(lab, 2))
     result = run_cli("deploy", "-f", str(lab.intent), "--plane", "1", "--json")

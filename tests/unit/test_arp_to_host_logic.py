@@ -425,3 +425,85 @@ def test_stale_reinstall_over_an_entry_the_leaf_had_learned_is_replaced(
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=False)  # kernel's own
     assert len(batches) == 1
+
+
+# A server whose bond runs independent control (Linux 6.9+, coupled_control 0) says it is in
+# sync and collecting before it distributes, and distributes only once it hears this end
+# collect: its port serves from then on, before its first frame.
+COLLECTING_ONLY = 0x1D  # activity, aggregation, sync, collecting (not distributing)
+
+
+def test_a_server_that_collects_is_served_before_it_distributes() -> None:
+    assert arp_to_host.lacp_serves(IN_SYNC, COLLECTING_ONLY)
+    assert arp_to_host.serving_bonds([member(partner=COLLECTING_ONLY)], SEGMENTS) == {"bond3"}
+
+
+@pytest.mark.parametrize(
+    ("actor", "partner", "why"),
+    [
+        (COLLECTING_ONLY, IN_SYNC, "this end collects but does not distribute yet"),
+        (IN_SYNC, 0x0D, "the server is in sync but does not collect yet"),
+        (IN_SYNC, 0x15, "the server says it collects but is out of sync"),
+        (IN_SYNC, None, "no partner state"),
+        (None, IN_SYNC, "no actor state"),
+    ],
+)
+def test_lacp_serves_needs_this_end_distributing_and_the_server_collecting(
+    actor: int | None, partner: int | None, why: str
+) -> None:
+    assert not arp_to_host.lacp_serves(actor, partner), why
+
+
+def test_a_pass_keeps_a_bond_gate_watch_opened_on_the_servers_data(tmp_path: Any) -> None:
+    """GateWatch opens on the server's first data frame once this end distributes and the
+    server is in sync, before the LACPDU saying it collects arrives (up to 300 ms later). A
+    pass reading sysfs in that window must not gate the bond again (it did in the lab,
+    2026-12-04: 160 ms of the server's flow lost)."""
+    opened_on_data = fake_sysfs(tmp_path / "data", 1, 1, IN_SYNC, 0x0D)
+    assert arp_to_host.serving_now(SEGMENTS, opened_on_data) == {"bond3"}
+    assert arp_to_host.bond_gates([bond(1)], SEGMENTS, {"bond3"}) == []
+    for case, args in {
+        "still gated: not GateWatch's to keep": (2, 1, IN_SYNC, 0x0D),
+        "open, but the server fell back to defaults": (1, 1, IN_SYNC, 0x01),
+        "open, but this end no longer distributes": (1, 1, COLLECTING_ONLY, 0x0D),
+        "open, but no carrier": (1, 0, IN_SYNC, 0x0D),
+    }.items():
+        root = fake_sysfs(tmp_path / case.split(":")[0].replace(" ", "-"), *args)
+        assert arp_to_host.serving_now(SEGMENTS, root) == set(), case
+
+
+def test_gate_watch_opens_when_the_server_collects_before_it_distributes(tmp_path: Any) -> None:
+    root = fake_sysfs(tmp_path, 2, 1, IN_SYNC, COLLECTING_ONLY)
+    assert arp_to_host.GateWatch(SEGMENTS, root).check() == (["bond3"], [])
+    assert (tmp_path / "bond3" / "bonding" / "min_links").read_text().strip() == "1"
+
+
+def _lacpdu_frame(state: int) -> bytes:
+    """A LACPDU's first bytes as the tap keeps them: header, subtype 1, version 1, the actor
+    TLV (type 1, length 20) with the sender's port state at its end."""
+    actor = bytes([1, 20]) + bytes(14) + bytes([state])
+    frame = bytes.fromhex("0180c200000202aa00000001") + b"\x88\x09" + bytes([1, 1]) + actor
+    return frame.ljust(124, b"\x00")
+
+
+@pytest.mark.parametrize(
+    ("frames", "expect", "why"),
+    [
+        ([_lacpdu_frame(COLLECTING_ONLY)], (True, False), "the server collects: hurry"),
+        ([_lacpdu_frame(IN_SYNC)], (True, False), "the server collects and distributes"),
+        ([_lacpdu_frame(0x0D)], (False, False), "in sync only: nothing to hurry for"),
+        ([bytes(12) + b"\x08\x00" + bytes(2)], (False, True), "a data frame (its header)"),
+    ],
+)
+def test_tap_hurries_on_a_lacpdu_saying_the_server_collects(
+    frames: list[bytes], expect: tuple[bool, bool], why: str
+) -> None:
+    import socket
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    with ours, theirs:
+        ours.setblocking(False)
+        for frame in frames:
+            theirs.send(frame)
+        assert arp_to_host.lacpdu_state(_lacpdu_frame(0x1D)) == 0x1D
+        assert arp_to_host.read_tap(ours) == expect, why
