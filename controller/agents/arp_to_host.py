@@ -55,13 +55,14 @@ listens on the member (a raw socket, TAP_FILTER) for the server's first data fra
 bond sends only on a port that distributes, and for the LACPDU in which the server says it
 collects (Linux sends at most one LACPDU a port every 300 ms, so that can come after the first
 data). It then looks at sysfs every GATE_HURRY_S until this end distributes too (one LACP tick
-at most), and opens the gate. A server with independent control (Linux 6.9+, ``coupled_control
-0``) collects before it distributes and distributes only once it hears this end collect, so the
-gate opens before its first frame; with coupled control it distributes as soon as it is in
-sync, and what it sends before this end collects is lost whatever the gate does (about 0.1 s).
-A sysfs poll every GATE_POLL_S stays as the fallback (no raw socket: no CAP_NET_RAW). Polling
-alone lost 0.3-0.4 s of the server's flows as its port returned after a drain (failure matrix,
-2026-12-04). Each gate change is written to the agent's log.
+at most), and opens the gate. A server with independent control (Linux 6.9+ and Debian's
+6.1.192, ``coupled_control 0``) collects before it distributes and distributes only once it
+hears this end collect, so the gate opens before its first frame; with coupled control it
+distributes as soon as it is in sync, and what it sends before this end collects is lost
+whatever the gate does (about 0.1 s). A sysfs poll every GATE_POLL_S stays as the fallback (no
+raw socket: no CAP_NET_RAW). Polling alone lost 0.3-0.4 s of the server's flows as its port
+returned after a drain (failure matrix, 2026-12-04). Each gate change is written to the agent's
+log.
 
 Lost segment EVIs (EVPN-MH, FRR 8.4): when bgpd (re)starts or its instance is created anew,
 zebra replays each local segment with its EVIs before the VNIs, and a bgpd that does not know
@@ -115,9 +116,10 @@ LACP_SERVING = LACP_COLLECTING | 0x20
 def lacp_serves(actor: int | None, partner: int | None) -> bool:
     """A port serves its server when this end is in sync, collecting and distributing and the
     server is in sync and collecting. A server whose bond runs IEEE 802.1AX's independent
-    control (Linux 6.9+, ``coupled_control 0``) collects first and distributes only once it
-    hears that this end collects: opening then, before its first frame, loses none of it.
-    With coupled control (older kernels) collecting means distributing too."""
+    control (``coupled_control 0``: Linux 6.9+, Debian's 6.1.192) collects first and
+    distributes only once it hears that this end collects: opening then, before its first
+    frame, loses none of it. With coupled control (the default) collecting means
+    distributing too."""
     return (
         isinstance(actor, int)
         and isinstance(partner, int)

@@ -1,12 +1,12 @@
 """Turn on IEEE 802.1AX independent control on LACP bonds (stdlib only: a lab server runs it).
 
-With coupled control (Linux's default) a bond's port starts distributing as soon as its
-partner says it is in sync, before it knows the partner collects, so what it sends in that
-moment is lost. Linux 6.9 added independent control ("bonding: Add independent control
-state machine", commit 240fd405528b): the port collects first and distributes once the
-partner says it collects. It is the bond option ``coupled_control 0``, settable only while the
-bond is down and only through netlink (no sysfs file); iproute2 learned it in 6.10, and
-Debian 12's iproute2 is 6.1, so this sends the netlink request itself and reads the option
+With coupled control (Linux's default) a bond's port starts distributing as soon as its partner
+says it is in sync, before it knows the partner collects, so what it sends in that moment is
+lost. Linux 6.9 added independent control ("bonding: Add independent control state machine",
+commit 240fd405528b; Debian 12's 6.1.192 has it too): the port collects first and distributes
+once the partner says it collects. It is the bond option ``coupled_control 0``, settable only
+while the bond is down and only through netlink (no sysfs file); iproute2 learned it in 6.10,
+and Debian 12's iproute2 is 6.1, so this sends the netlink request itself and reads the option
 back. A kernel without the option ignores the attribute; the read-back tells.
 
 Usage: bond_control.py BOND [BOND ...]   (each bond down; prints one line per bond:
@@ -30,7 +30,7 @@ IFLA_LINKINFO = 18
 IFLA_INFO_KIND = 1
 IFLA_INFO_DATA = 2
 IFLA_BOND_COUPLED_CONTROL = 32
-"""include/uapi/linux/if_link.h, since Linux 6.9."""
+"""include/uapi/linux/if_link.h, since Linux 6.9 (and in Debian's 6.1.192)."""
 
 
 def attr(kind: int, payload: bytes) -> bytes:

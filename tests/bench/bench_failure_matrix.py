@@ -482,9 +482,10 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "came before the event and its sender still sent at the event's end; rows before "
         "that date were measured with flows started 5 s before the event and not checked, "
         "and on the loaded lab guest such a flow could start after its event was over. "
-        "'lab kernel' is the guest's Linux (rows without it: Debian 12's 6.1); where it is "
-        "6.9 or later the EVPN-MH servers' bonds run LACP's independent control "
-        "(`coupled_control 0`, see README).",
+        "'lab kernel' is the guest's Linux (rows without it: Debian 12's 6.1). Since "
+        "2026-12-04 the EVPN-MH servers' bonds run LACP's independent control where the "
+        "kernel has it (`coupled_control 0`, see README; Debian's 6.1.192 and 6.12 do); "
+        "each row's `servers` in the .json says what they ran, rows without it coupled.",
         "",
         "| mode | protection | event | flow | sent | lost | hit | dup | reord | longest gap ms "
         "| healthy after | flows cover event | lab kernel |",

@@ -323,7 +323,7 @@ def _hang_harness(
             raise GuestBootError(f"guest sshd not answering on 127.0.0.1:{port} (boot {pid})")
         return object()
 
-    monkeypatch.setattr(kernel, "guest_kernel", lambda: None)
+    monkeypatch.setattr(kernel, "guest_kernel", lambda: SimpleNamespace(version="6.1.0-test"))
     monkeypatch.setattr(guest, "start_guest", start)
     monkeypatch.setattr(guest, "wait_guest_ssh", wait)
     monkeypatch.setattr(guest, "pid_alive", lambda pid: pid not in stopped)

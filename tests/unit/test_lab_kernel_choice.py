@@ -86,7 +86,7 @@ def test_the_read_back_finds_coupled_control_among_the_bonds_options() -> None:
     for value in (0, 1):
         data = min_links + bond_control.attr(cc, bytes([value]))
         assert bond_control.coupled_control(_getlink_reply(data)) == value
-    # a kernel without the option (before 6.9) reports no such attribute
+    # a kernel without the option reports no such attribute
     assert bond_control.coupled_control(_getlink_reply(min_links)) is None
 
 
