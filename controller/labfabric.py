@@ -15,7 +15,7 @@ from typing import Any
 
 from controller.errors import DpctlError
 from controller.facts import Fabric, Nic, Server
-from controller.lab import LabCable, LabNode, LabTopology
+from controller.lab import LabCable, LabNode, LabTopology, bond_control
 from controller.lab.topology import mgmt_addresses
 
 
@@ -26,14 +26,16 @@ def lab_prefix() -> str:
 
 SERVER_MTU = 9000
 FAILBACK_HOLD_MS = 10_000
-BOND_CONTROL = Path(__file__).parent / "lab" / "bond_control.py"
-"""Run on each EVPN-MH lab server (its source is in the set-up script): independent LACP
-control on its bonds where the guest's kernel has it."""
-_BOND_CONTROL_LINE = re.compile(r"\S+ (independent|coupled \(.*\))")
 """A server's port that comes back waits this long before carrying traffic again (both
 modes; lab-facts: dual-ARP switching back at once lost 3.3 s while the leaf's BGP came up,
 10 s lost 0; EVPN-MH without it lost 5.5 s from the servers as a leaf came back, matrix of
 2026-12-02)."""
+BOND_CONTROL = Path(bond_control.__file__)
+"""Run on each EVPN-MH lab server (its source is in the set-up script): independent LACP
+control on its bonds where the guest's kernel has it."""
+_BOND_CONTROL_LINE = re.compile(
+    rf"\S+ ({re.escape(bond_control.INDEPENDENT)}|{re.escape(bond_control.COUPLED)})"
+)
 NIC_TABLE_BASE = 100
 ARP_KEEPALIVE_S = 2
 

@@ -446,7 +446,7 @@ def read_tap(tap: socket.socket) -> tuple[bool, bool]:
     """Reads what the tap holds: (a LACPDU in which the server says it is in sync and
     collecting, so this end serves once it distributes; a data frame, which the server
     sends only on a port that distributes)."""
-    serving = data = False
+    collects = data = False
     for _ in range(64):
         try:
             frame, address = tap.recvfrom(256)
@@ -456,10 +456,12 @@ def read_tap(tap: socket.socket) -> tuple[bool, bool]:
             continue
         if frame[12:14] == b"\x88\x09":
             state = lacpdu_state(frame)
-            serving = serving or (state is not None and state & LACP_COLLECTING == LACP_COLLECTING)
+            collects = collects or (
+                state is not None and state & LACP_COLLECTING == LACP_COLLECTING
+            )
         else:
             data = True
-    return serving, data
+    return collects, data
 
 
 class GateWatch:
@@ -525,7 +527,7 @@ class GateWatch:
         for member, tap in self.taps.items():
             if tap not in ready:
                 continue
-            serving, data = read_tap(tap)
+            collects, data = read_tap(tap)
             if data and member not in self.data_seen:
                 self.data_seen.add(member)
                 here, server = port_states(member, self.root)
@@ -534,7 +536,7 @@ class GateWatch:
                     f" here {here}, the server's as last heard {server})",
                     flush=True,
                 )
-            if serving or data:
+            if collects or data:
                 self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
 
     def run(self) -> None:

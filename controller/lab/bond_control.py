@@ -31,6 +31,9 @@ IFLA_INFO_KIND = 1
 IFLA_INFO_DATA = 2
 IFLA_BOND_COUPLED_CONTROL = 32
 """include/uapi/linux/if_link.h, since Linux 6.9 (and in Debian's 6.1.192)."""
+INDEPENDENT = "independent"
+COUPLED = "coupled (kernel has no coupled_control)"
+"""What ``main`` prints after each bond's name (``labfabric.lacp_control_summary`` reads it)."""
 
 
 def attr(kind: int, payload: bytes) -> bytes:
@@ -97,8 +100,7 @@ def main(bonds: list[str]) -> int:
         except OSError as exc:
             print(f"{bond}: {exc}", file=sys.stderr)
             return 1
-        how = "independent" if independent else "coupled (kernel has no coupled_control)"
-        print(f"{bond} {how}")
+        print(f"{bond} {INDEPENDENT if independent else COUPLED}")
     return 0
 
 
