@@ -22,11 +22,14 @@ entry). zebra syncs the entry to the pair (`show evpn arp-cache`: type local, pe
 but FRR 8.4 does not make it a usable kernel neighbour on this kernel (it stays INCOMPLETE),
 so the pair would have no /32. The agent installs each such synced entry itself as an
 externally learned, never-probed neighbour (`extern_learn nud noarp`: zebra ignores
-externally learned kernel entries as local learning, so it does not re-advertise it), and
-removes it when zebra no longer lists it. zebra puts such an entry back as STALE when its
-hold timer for the pair's sync ends (18 min); the agent replaces that at its next pass,
-since a leaf whose own link to the server is down cannot confirm it by ARP
-(``zebra_probes``).
+externally learned kernel entries as local learning, so it does not re-advertise it) while
+the pair verifies the server (peer-active, not on hold for long: ``pair_confirms``). An entry
+the pair no longer verifies goes back to the kernel to verify at once (a NOARP entry ignores
+every ARP: ``Synced`` says why that matters), and so does one whose server's ARP reaches
+this leaf (``ArpWatch``: a raw socket on each ES member); one zebra no longer lists is
+removed. zebra puts such an entry back as STALE when its hold timer for the pair's sync ends
+(18 min); the agent replaces that at its next pass while the pair still verifies it, since a
+leaf whose own link to the server is down cannot confirm it by ARP (``zebra_probes``).
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind it):
 the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone still
@@ -568,6 +571,151 @@ lacks its EVI, something else is wrong, and the agent's log says so once per int
 instead of churning the segment every 40 s."""
 
 
+ARP_FILTER = [
+    (0x28, 0, 0, 12),  # ldh [12]: the ethertype
+    (0x15, 0, 1, 0x0806),  # jeq ARP
+    (0x06, 0, 0, 64),  # ret 64: the ARP frame, whole
+    (0x06, 0, 0, 0),  # ret 0: drop
+]
+"""Classic BPF for the ARP tap: only ARP is queued (a server sends a few a minute)."""
+HEARD_QUIET_S = 1.5
+"""After the server's ARP was heard here and the agent's entry handed back, how long a pass
+leaves the kernel's entry alone (its probe is answered here within milliseconds; a pass
+reading zebra's older word that the pair verifies would otherwise put the NOARP entry back
+before the answer)."""
+HEAR_AGAIN_S = 1.0
+"""At most one look at the kernel a second per server (its ARP comes in bursts)."""
+PROBE_AGAIN_S = 10.0
+"""How often the agent probes a server zebra lists (the pair proxies it) that this leaf's
+kernel has no usable entry of: the server's answer comes to whichever leaf its bond hashes
+ARP to, and that one verifies it; one that is gone is probed again no more often."""
+
+
+def arp_sender(frame: bytes) -> tuple[str, str] | None:
+    """(sender's IPv4 address, sender's MAC) of an Ethernet ARP frame, request or reply
+    (RFC 826 over Ethernet: hardware type 1, protocol IPv4, lengths 6 and 4); None for any
+    other frame."""
+    if (
+        len(frame) < 42
+        or frame[12:14] != b"\x08\x06"
+        or frame[14:20] != b"\x00\x01\x08\x00\x06\x04"
+    ):
+        return None
+    mac = ":".join(f"{b:02x}" for b in frame[22:28])
+    return socket.inet_ntoa(frame[28:32]), mac
+
+
+def arp_tap(member: str) -> socket.socket | None:
+    """A raw socket that gets the ARP the member receives (ARP_FILTER), None where one
+    cannot be opened (no CAP_NET_RAW, no such port yet)."""
+    import ctypes
+
+    try:
+        tap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    except (OSError, AttributeError):
+        return None
+    try:
+        code = b"".join(struct.pack("HBBI", *op) for op in ARP_FILTER)
+        program = ctypes.create_string_buffer(code)
+        fprog = struct.pack("HL", len(ARP_FILTER), ctypes.addressof(program))
+        tap.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+        tap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, TAP_BUFFER)
+        tap.bind((member, ETH_P_ALL))
+        tap.setblocking(False)
+    except OSError:
+        tap.close()
+        return None
+    return tap
+
+
+def hand_back_heard(
+    entries: list[dict[str, Any]], address: str, mac: str, svis: set[str]
+) -> list[str]:
+    """``ip -batch`` lines for a server whose ARP this leaf just received (``entries``: the
+    kernel's neighbours of its address): if it holds the agent's NOARP entry, which made
+    the kernel ignore that ARP, hand it back to the kernel to probe; the answer comes here
+    (the server's bond hashes ARP by MAC, to this leaf now)."""
+    for entry in entries:
+        dev = str(entry.get("dev", ""))
+        if dev in svis and _agents_own(entry):
+            return [f"neigh replace {address} lladdr {mac} dev {dev} nud probe"]
+    return []
+
+
+class ArpWatch:
+    """Hands the agent's entry of a server back to the kernel the moment the server's ARP
+    reaches this leaf's ES member, in a thread of its own. The agent's NOARP entry stands
+    for the pair's word that it verifies the server; ARP from the server here means its bond
+    now hashes ARP to this leaf, so the pair can no longer verify it and this leaf must
+    (a planned restart's undrain brings the server's ARP back to the restarted leaf, say).
+    Waiting for zebra to say so costs up to a routine ask (ZEBRA_S) after the pair's hold
+    began, and meanwhile the pair's own probes fail and it withdraws the server's /32."""
+
+    def __init__(
+        self,
+        segments: dict[str, Any],
+        synced: Synced,
+        tap: Callable[[str], socket.socket | None] = arp_tap,
+    ) -> None:
+        self.hosts = {
+            str(seg["member"]): {str(h) for h in seg["hosts"]} for seg in segments.values()
+        }
+        self.synced = synced
+        self.tap = tap
+        self.taps: dict[str, socket.socket] = {}
+        self.looked: dict[str, float] = {}
+
+    def heard(self, address: str, mac: str, now: float) -> None:
+        """The server at ``address`` sent ARP to this leaf."""
+        if now - self.looked.get(address, float("-inf")) < HEAR_AGAIN_S:
+            return
+        self.looked[address] = now
+        svis = set(self.synced.evpn_svis.values())
+        lines = hand_back_heard(_ip_json("-4", "neigh", "show", "to", address), address, mac, svis)
+        if lines:
+            _ip_batch(lines)
+            self.synced.hear((address, lines[0].split(" dev ")[1].split()[0]), now)
+            print(f"{time.time():.3f} {address}: its ARP reached this leaf; {lines[0]}", flush=True)
+
+    def run(self) -> None:
+        while True:
+            for member in self.hosts:
+                if member not in self.taps:
+                    tap = self.tap(member)
+                    if tap is not None:
+                        self.taps[member] = tap
+            if not self.taps:
+                time.sleep(GATE_IDLE_S)
+                continue
+            ready, _, _ = select.select(list(self.taps.values()), [], [], GATE_IDLE_S)
+            for member, tap in self.taps.items():
+                if tap in ready:
+                    for address, mac in read_arp(tap):
+                        if address in self.hosts[member]:
+                            self.heard(address, mac, time.monotonic())
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run, name="arp-watch", daemon=True)
+        thread.start()
+        return thread
+
+
+def read_arp(tap: socket.socket) -> list[tuple[str, str]]:
+    """The (address, MAC) of each sender of the ARP the tap holds, received ones only."""
+    heard = []
+    for _ in range(64):
+        try:
+            frame, where = tap.recvfrom(64)
+        except OSError:  # BlockingIOError: nothing more queued
+            break
+        if isinstance(where, tuple) and len(where) > 2 and where[2] == PACKET_OUTGOING:
+            continue
+        sender = arp_sender(frame)
+        if sender is not None:
+            heard.append(sender)
+    return heard
+
+
 def vtysh_json(*commands: str) -> list[Any] | None:
     """The JSON document of each command, from one vtysh run; None unless each command gave
     one (a daemon that is not running prints no JSON)."""
@@ -716,10 +864,54 @@ def bond_gates(
     return lines
 
 
-def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
-    """(ip, SVI) -> MAC of every IPv4 neighbour zebra holds as local (ours or the pair's)."""
+NEIGH_HOLD_S = 18 * 60
+"""zebra's hold timer for a neighbour the pair stopped syncing as active (``evpn mh
+neigh-holdtime``, not rendered: FRR's default, zebra/zebra_evpn_mh.h). zebra keeps the entry
+peer-active that long so the leaf can verify the server itself meanwhile."""
+HANDBACK_HOLD_S = 6.0
+"""How long the pair may have stopped confirming a server before the agent hands its entry
+back to the kernel to verify. The pair stops in every ordinary ARP cycle: its entry goes
+STALE, and the next packet starts 5 s of DELAY, then a probe the server answers at once
+(if its ARP hashes there). An entry the pair no longer verifies at all (its probes went
+unanswered: 8 s after STALE it FAILS) must be taken over before that, not at the hold's end
+(18 min); a hand-back during an ordinary cycle only costs a probe."""
+VERIFIED_HERE = {"REACHABLE", "PERMANENT"}
+"""Kernel states this leaf verified itself (zebra counts them as local activity)."""
+
+
+def _hhmmss(text: str) -> float | None:
+    """Seconds of zebra's ``HH:MM:SS`` timer text (thread_timer_to_hhmmss)."""
+    parts = text.split(":")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return float(int(parts[0]) * 3600 + int(parts[1]) * 60 + int(parts[2]))
+
+
+def held_for(entry: dict[str, Any]) -> float | None:
+    """Seconds since the pair withdrew its active sync of zebra's entry (its hold timer
+    runs), None if it does not."""
+    hold = entry.get("peerActiveHold")
+    if not isinstance(hold, str):
+        return None
+    remaining = _hhmmss(hold)
+    return NEIGH_HOLD_S if remaining is None else max(0.0, NEIGH_HOLD_S - remaining)
+
+
+def pair_confirms(entry: dict[str, Any]) -> bool:
+    """Whether zebra's entry (``show evpn arp-cache vni all detail json``) says the pair
+    verified the server: peer-active, and not on hold for HANDBACK_HOLD_S or longer (a
+    hold means the pair withdrew its active sync; zebra keeps the flag until it ends)."""
+    if entry.get("type") != "local" or not entry.get("peerActive"):
+        return False
+    held = held_for(entry)
+    return held is None or held < HANDBACK_HOLD_S
+
+
+def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(ip, SVI) -> zebra's entry (MAC lower case) of every IPv4 neighbour zebra holds as
+    local (learned here, or synced by the pair)."""
     out = subprocess.run(
-        ["vtysh", "-c", "show evpn arp-cache vni all json"],
+        ["vtysh", "-c", "show evpn arp-cache vni all detail json"],
         capture_output=True,
         text=True,
         check=False,
@@ -728,14 +920,14 @@ def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], str]:
         data = json.loads(out or "{}")
     except ValueError:
         return {}
-    result: dict[tuple[str, str], str] = {}
+    result: dict[tuple[str, str], dict[str, Any]] = {}
     for vni, entries in data.items() if isinstance(data, dict) else []:
         svi = evpn_svis.get(str(vni), "")
         for ip, entry in entries.items() if svi and isinstance(entries, dict) else []:
             if not isinstance(entry, dict) or entry.get("type") != "local" or ":" in ip:
                 continue
             if entry.get("mac"):
-                result[(str(ip), svi)] = str(entry["mac"]).lower()
+                result[(str(ip), svi)] = {**entry, "mac": str(entry["mac"]).lower()}
     return result
 
 
@@ -746,7 +938,8 @@ def zebra_probes(entry: dict[str, Any]) -> bool:
     later. A leaf whose own link to the server is down cannot confirm it (the server answers
     to the anycast gateway MAC, which the pair takes), so it fails 3 s later and what this
     leaf still routes to the server is lost until it is installed again (3.1 s of a flow in
-    CI, 2026-12-03). The agent replaces such an entry with its own at its next pass."""
+    CI, 2026-12-03). The agent replaces such an entry with its own at its next pass while
+    the pair verifies the server."""
     return entry.get("protocol") == "zebra" and not _states(entry) & {"NOARP", "PERMANENT"}
 
 
@@ -755,43 +948,141 @@ def _agents_own(entry: dict[str, Any]) -> bool:
     return "extern_learn" in entry and "NOARP" in _states(entry)
 
 
+def _verified_here(entry: dict[str, Any]) -> bool:
+    """A kernel entry this leaf verified itself (not ours, not zebra's install)."""
+    return (
+        bool(_states(entry) & VERIFIED_HERE)
+        and not _agents_own(entry)
+        and entry.get("protocol") != "zebra"
+    )
+
+
 class Synced:
-    """The neighbours this agent installed from zebra's synced entries."""
+    """The neighbours this agent installed from zebra's synced entries.
+
+    It installs an entry only while the pair verifies the server (``pair_confirms``): an
+    externally learned NOARP entry is never probed, and the kernel ignores every ARP for it
+    (net/core/neighbour.c, ``__neigh_update``: only an administrative update changes a NOARP
+    entry). So while it stands this leaf cannot learn the server itself, and if the server's
+    ARP reaches this leaf (its bond hashes ARP by MAC, always to the same port) nobody
+    verifies it any more. A planned FRR restart on a 6.12 lab left it so, 2026-12-04: the
+    restarted leaf's entry FAILED, the pair still held ours, and the server's /32 stayed
+    missing on the restarted leaf's plane. An entry zebra still lists but the pair no longer
+    verifies is handed back to the kernel in state PROBE, same MAC: it still forwards, and
+    the kernel sends its unicast probe at once. Whichever leaf the server's answer reaches
+    verifies it (this one, or the pair: its SVI takes unsolicited ARP replies, arp_accept),
+    and syncs it to the other; where that is the pair, this leaf's probes go unanswered and
+    the agent, asking zebra at every pass meanwhile (``next_ask``), puts its own entry back
+    before they fail (3 s). Left STALE, an entry is probed only when traffic uses it: on the
+    lab's idle fabric after a deploy it was not, and the other leaf's /32 stayed missing.
+    One zebra no longer lists at all is deleted. The server's ARP reaching this leaf hands
+    the entry back at once (ArpWatch), whatever zebra says."""
 
     def __init__(self, evpn_svis: dict[str, str]) -> None:
         self.evpn_svis = evpn_svis
         self.installed: dict[tuple[str, str], str] = {}
         self.last_answer: dict[tuple[str, str], str] = {}
-        """zebra's synced entries when it was last asked."""
+        """The entries the pair verified when zebra was last asked."""
+        self.probing = False
+        """Whether a neighbour of the EVPN SVIs was in PROBE at the last pass (or was just
+        handed back): its probes are going unanswered so far."""
+        self.heard: dict[tuple[str, str], float] = {}
+        """Entries ArpWatch handed back on the server's ARP, with when (time.monotonic)."""
+        self.fresh: dict[tuple[str, str], float] = {}
+        """Entries the agent created in PROBE, with when: zebra listed the server (the pair
+        proxies it) while this kernel had no usable entry of it."""
+        self.lock = threading.Lock()
+        self.hold_ends: float = float("inf")
+        """When the first entry on hold stops counting as verified (time.monotonic)."""
 
-    def apply(self, entries: list[dict[str, Any]], ask_zebra: bool = True) -> bool:
-        """Install what zebra syncs and the kernel lacks (``entries``: the kernel's
-        neighbours); without ``ask_zebra`` only put back what this agent installed before
-        (zebra may overwrite it with its own attempt) and replace zebra's own probe-able
-        install of an entry zebra last listed (whoever installed it before). True if it
-        changed any."""
-        if ask_zebra:
-            synced = self.last_answer = zebra_synced(self.evpn_svis)
-        else:
-            probing = {(str(n["dst"]), str(n["dev"])) for n in entries if zebra_probes(n)}
-            synced = {k: v for k, v in self.last_answer.items() if k in probing}
-            synced.update(self.installed)
-        valid = {
-            (str(n["dst"]), str(n["dev"])): str(n.get("lladdr", "")).lower()
+    def unproven(self, entries: list[dict[str, Any]], now: float) -> set[str]:
+        """Addresses of entries the agent created in PROBE not yet answered: no /32 for
+        them (a server that is gone would get one for the 3 s of each probe)."""
+        return {
+            str(n["dst"])
             for n in entries
-            if not _states(n) & DEAD_STATES and n.get("lladdr") and not zebra_probes(n)
+            if "PROBE" in _states(n)
+            and now - self.fresh.get((str(n["dst"]), str(n["dev"])), float("-inf")) < PROBE_AGAIN_S
         }
-        ours = {(str(n["dst"]), str(n["dev"])) for n in entries if _agents_own(n)}
+
+    def hear(self, key: tuple[str, str], now: float) -> None:
+        """ArpWatch handed ``key`` back to the kernel (its thread: under the lock)."""
+        with self.lock:
+            self.heard[key] = now
+
+    def next_ask(self, now: float) -> float:
+        """When zebra should be asked next at the latest: at every pass (NEIGH_EVENT_S)
+        while a neighbour is in PROBE (this leaf's probes of the server go unanswered where
+        its ARP hashes to the pair: the pair verifies it, and the agent must put its own
+        entry in before they fail, 3 s), else when an entry on hold stops counting as
+        verified (so it is handed back then, not at the next routine ask)."""
+        return now + NEIGH_EVENT_S if self.probing else self.hold_ends
+
+    def apply(
+        self, entries: list[dict[str, Any]], ask_zebra: bool = True, now: float | None = None
+    ) -> bool:
+        """Install what the pair verifies and the kernel lacks (``entries``: the kernel's
+        neighbours), hand back what it no longer verifies; without ``ask_zebra`` only put
+        back what this agent installed before (zebra may overwrite it with its own attempt)
+        and replace an unverified install of an entry zebra last listed as verified. True
+        if it changed any."""
+        now = time.monotonic() if now is None else now
+        by_key = {(str(n["dst"]), str(n["dev"])): n for n in entries}
+        with self.lock:
+            self.heard = {k: t for k, t in self.heard.items() if now - t < HEARD_QUIET_S}
+            quiet = set(self.heard)
+        for key in quiet:  # the kernel's now, to verify: not ours to put back
+            self.installed.pop(key, None)
+        unverified: dict[tuple[str, str], str] = {}
+        if ask_zebra:
+            answer = zebra_synced(self.evpn_svis)
+            self.last_answer = {k: e["mac"] for k, e in answer.items() if pair_confirms(e)}
+            unverified = {k: e["mac"] for k, e in answer.items() if k not in self.last_answer}
+            holds = [held_for(e) for k, e in answer.items() if k in self.last_answer]
+            self.hold_ends = min(
+                (now + HANDBACK_HOLD_S - held + 1.0 for held in holds if held is not None),
+                default=float("inf"),
+            )
+            synced = dict(self.last_answer)
+            listed = set(answer)
+        else:
+            waiting = {k for k, n in by_key.items() if not _states(n) & DEAD_STATES}
+            synced = {k: v for k, v in self.last_answer.items() if k in waiting}
+            synced.update(self.installed)
+            listed = set(synced)
         batch = []
         for (ip, svi), mac in sorted(synced.items()):
-            if valid.get((ip, svi)) != mac:  # learned here already, or installed before
-                batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
-                self.installed[(ip, svi)] = mac
-            elif (ip, svi) in ours:  # an agent before this one (restarted) installed it
-                self.installed[(ip, svi)] = mac
-        for key in sorted(set(self.installed) - set(synced)):
+            if (ip, svi) in quiet:
+                continue
+            kernel = by_key.get((ip, svi), {})
+            same = str(kernel.get("lladdr", "")).lower() == mac
+            if same and (_agents_own(kernel) or _verified_here(kernel)):
+                if _agents_own(kernel):  # ours, or an agent before this one (restarted)'s
+                    self.installed[(ip, svi)] = mac
+                continue
+            batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
+            self.installed[(ip, svi)] = mac
+        ours = {k for k, n in by_key.items() if _agents_own(n)}
+        for key in sorted((set(self.installed) | ours) & set(unverified)):
+            batch.append(f"neigh replace {key[0]} lladdr {unverified[key]} dev {key[1]} nud probe")
+            self.installed.pop(key, None)
+        for key, mac in sorted(unverified.items()):
+            kernel = by_key.get(key, {})
+            if key in ours or key in quiet or (kernel and not _states(kernel) & DEAD_STATES):
+                continue
+            if now - self.fresh.get(key, float("-inf")) >= PROBE_AGAIN_S:
+                # zebra knows the server (the pair's proxy) and this kernel does not: ask it
+                batch.append(f"neigh replace {key[0]} lladdr {mac} dev {key[1]} nud probe")
+                self.fresh[key] = now
+        for key in sorted(set(self.installed) - listed):
             batch.append(f"neigh del {key[0]} dev {key[1]}")
             del self.installed[key]
+        svis = set(self.evpn_svis.values())
+        self.probing = (
+            bool(quiet)
+            or any(line.endswith("nud probe") for line in batch)
+            or any("PROBE" in _states(n) for k, n in by_key.items() if k[1] in svis)
+        )
         if batch:
             _ip_batch(batch)
         return bool(batch)
@@ -818,9 +1109,13 @@ def reconcile(
     has no usable neighbour."""
     table = int(config["table"])
     entries = _ip_json("-4", "neigh", "show")
-    if synced is not None and synced.apply(entries, ask_zebra):
+    now = time.monotonic()
+    if synced is not None and synced.apply(entries, ask_zebra, now):
         entries = _ip_json("-4", "neigh", "show")
     neighs = neighbours(config, entries)
+    if synced is not None:
+        unproven = synced.unproven(entries, now)
+        neighs = [n for n in neighs if str(n["dst"]) not in unproven]
     missing = segment_hosts_missing(config, neighs)
     if ports is not None:
         neighs = flush_behind_down_ports(neighs, ports)
@@ -855,32 +1150,39 @@ class Pacer:
         self.link = False
         self.neigh = False
         self.missing = True
+        self.zebra_by = float("inf")
+        """Ask zebra at this time at the latest (Synced.next_ask)."""
 
     def note(self, text: str) -> None:
         """Lines of ``ip monitor label link neigh``."""
         self.link = self.link or "[LINK]" in text
         self.neigh = self.neigh or "[NEIGH]" in text
 
+    def _next_zebra(self) -> float:
+        zebra_every = RESYNC_S if self.missing else ZEBRA_S
+        return min(self.last_zebra + zebra_every, self.zebra_by)
+
     def due(self, now: float) -> tuple[bool, bool]:
         """(reconcile now, ask zebra in it)."""
-        zebra_every = RESYNC_S if self.missing else ZEBRA_S
-        if now - self.last_zebra >= zebra_every:
+        if now >= self._next_zebra():
             return True, True
         if now - self.last_pass >= RESYNC_S or self.link:
             return True, False
         return self.neigh and now - self.last_pass >= NEIGH_EVENT_S, False
 
-    def done(self, now: float, asked_zebra: bool, missing: bool) -> None:
+    def done(
+        self, now: float, asked_zebra: bool, missing: bool, zebra_by: float = float("inf")
+    ) -> None:
         self.last_pass = now
         if asked_zebra:
             self.last_zebra = now
         self.link = self.neigh = False
         self.missing = missing
+        self.zebra_by = zebra_by
 
     def wait(self, now: float) -> float:
         """Seconds until the next pass is due without any new event."""
-        zebra_every = RESYNC_S if self.missing else ZEBRA_S
-        nxt = min(self.last_zebra + zebra_every, self.last_pass + RESYNC_S)
+        nxt = min(self._next_zebra(), self.last_pass + RESYNC_S)
         if self.neigh:
             nxt = min(nxt, self.last_pass + NEIGH_EVENT_S)
         return max(0.0, nxt - now)
@@ -903,6 +1205,8 @@ def main(path: str) -> None:
         watch.start()  # an opened gate raises the bond's carrier: a link event, so a pass
     if segments:
         EviHeal(segments).start()
+    if segments and synced is not None:
+        ArpWatch(segments, synced).start()
     partial = ""
     while True:
         ready, _, _ = select.select([fd], [], [], pacer.wait(time.monotonic()))
@@ -919,7 +1223,8 @@ def main(path: str) -> None:
         run, ask_zebra = pacer.due(now)
         if run:
             missing = reconcile(config, ports, synced, ask_zebra=ask_zebra and synced is not None)
-            pacer.done(now, ask_zebra, missing)
+            zebra_by = float("inf") if synced is None else synced.next_ask(time.monotonic())
+            pacer.done(now, ask_zebra, missing, zebra_by)
             if watch is not None:
                 watch.wake.set()
 

@@ -83,6 +83,13 @@ def sysctls(device: DeviceConfig) -> dict[str, int]:
         values[f"net.ipv4.conf.{svi}.proxy_arp_pvlan"] = 1
         # lab-facts: Linux proxy ARP otherwise delays replies up to 0.8 s.
         values[f"net.ipv4.neigh.{svi}.proxy_delay"] = 0
+        if device.segments:
+            # EVPN-MH: a server's bond sends every ARP answer to one leaf of the pair
+            # (hashed by MAC), also the answer to the other leaf's probe. Taking it makes
+            # the pair verify the server and sync it, even where it had no entry left
+            # (ip-sysctl.rst: arp_accept; Debian's 6.1 creates a REACHABLE entry from it,
+            # measured in the lab guest 2026-12-04). The ARP-to-host agent relies on it.
+            values[f"net.ipv4.conf.{svi}.arp_accept"] = 1
     return values
 
 

@@ -331,6 +331,70 @@ def _zebra_reinstall_replaced(s: LabSession, leaf: str, address: str) -> float:
     return 10.0
 
 
+def _neigh(s: LabSession, leaf: str, address: str) -> dict[str, Any]:
+    """The leaf's kernel neighbour of ``address`` (``ip -j neigh``), {} if none."""
+    entries = json.loads(s.check(leaf, f"ip -j -4 neigh show {address}") or "[]")
+    return entries[0] if entries else {}
+
+
+def _verified_by_kernel(entry: dict[str, Any]) -> bool:
+    """Learned by this leaf's own ARP: neither the agent's entry (extern_learn) nor zebra's
+    install of the pair's sync (proto zebra), and valid."""
+    states = set(entry.get("state", []))
+    return (
+        bool(entry.get("lladdr"))
+        and "extern_learn" not in entry
+        and entry.get("protocol") != "zebra"
+        and not states & {"FAILED", "INCOMPLETE", "NOARP", "NONE"}
+    )
+
+
+def test_evpn_mh_a_server_the_pair_stopped_verifying_is_verified_again(lab: Lab) -> None:
+    """EVPN-MH: the server's bond sends all its ARP to one leaf of the pair (hashed by MAC),
+    which verifies it and syncs it to the other, where the agent installs a never-probed
+    entry. Here that leaf loses its entry (as when it failed after a planned FRR restart on
+    a 6.12 lab, 2026-12-04). The agent used to install whatever zebra listed as local, on
+    both leaves: neither could then take the server's ARP any more (a NOARP entry ignores
+    it), nobody verified the server, and on the 6.12 lab its /32 stayed missing on the
+    restarted leaf's plane. Now the pair hands its entry back to the kernel to probe once
+    the sync is gone, and whichever leaf the answer reaches (arp_accept) verifies it again:
+    one leaf's kernel must hold a verified entry, and both the /32."""
+    if lab.mode != "evpn-mh":
+        pytest.skip("EVPN-MH's synced neighbours; dual-ARP has no pair sync")
+    srv = lab.fabric.servers[1]
+    nic = srv.nics[0]
+    leaves = sorted(
+        {lk.z_device for lk in lab.fabric.links_by_device[srv.name] if lk.a_port in nic.ports}
+    )
+    assert len(leaves) == 2, leaves
+    with lab.session() as s:
+        deadline = time.monotonic() + 90
+        while True:  # the leaf that verifies it now (not while the pair re-probes it)
+            entries = {leaf: _neigh(s, leaf, nic.ip) for leaf in leaves}
+            verifying = [leaf for leaf, e in entries.items() if _verified_by_kernel(e)]
+            if len(verifying) == 1:
+                break
+            assert time.monotonic() < deadline, entries
+            time.sleep(0.5)
+        (verifier,) = verifying
+        mac = str(entries[verifier]["lladdr"])
+        svi = str(entries[verifier]["dev"])
+        s.root_run(f"ip -n {PREFIX}{verifier} neigh del {nic.ip} dev {svi}")
+        start = time.monotonic()
+        while True:
+            entries = {leaf: _neigh(s, leaf, nic.ip) for leaf in leaves}
+            again = [leaf for leaf, e in entries.items() if _verified_by_kernel(e)]
+            routes = all(_host_route(s, leaf, nic.ip) for leaf in leaves)
+            if again and routes:
+                took = time.monotonic() - start
+                break
+            if time.monotonic() - start > 60:
+                pytest.fail(f"{nic.ip} not verified again in 60 s: {entries}, /32s {routes}")
+            time.sleep(0.5)
+    assert all(str(e.get("lladdr")) == mac for e in entries.values()), entries
+    print(f"\n{nic.ip}: {verifier} lost it; {again[0]} verified it again {took:.1f} s later")
+
+
 def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     """bgpd dies on a leaf (SIGKILL: no NOTIFICATION, no withdrawal) and FRR's watchfrr starts
     it again, as on a switch. A flow that must leave that leaf up to the spines (the sender's

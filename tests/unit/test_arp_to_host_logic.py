@@ -361,11 +361,16 @@ def test_zebra_probes_names_only_zebras_probe_able_install(
 ZEBRA_SYNCED = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
 
 
-def _synced(monkeypatch: pytest.MonkeyPatch) -> tuple[arp_to_host.Synced, list[list[str]]]:
-    """A Synced whose zebra lists ZEBRA_SYNCED; the ip batches it would run."""
+def _synced(
+    monkeypatch: pytest.MonkeyPatch, verified: bool = True
+) -> tuple[arp_to_host.Synced, list[list[str]]]:
+    """A Synced whose zebra lists ZEBRA_SYNCED (as verified by the pair or not); the ip
+    batches it would run."""
     batches: list[list[str]] = []
+    flags = {"peerActive": True} if verified else {"localInactive": True}
+    answer = {k: {"type": "local", "mac": mac, **flags} for k, mac in ZEBRA_SYNCED.items()}
     monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
-    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(ZEBRA_SYNCED))
+    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(answer))
     return arp_to_host.Synced({"10000": "vlan1001"}), batches
 
 
@@ -391,13 +396,27 @@ def test_synced_entry_zebra_put_back_as_stale_is_replaced_at_once(
     assert _synced_batches(monkeypatch, kernel) == [[replace], [replace]]
 
 
-def test_synced_entry_already_ours_or_learned_here_is_left_alone(
+def test_synced_entry_already_ours_or_verified_here_is_left_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "protocol": "zebra", "extern_learn": None}]
-    learned = [{**ZEBRA_STALE, "state": ["STALE"]}]
+    verified = [{**ZEBRA_STALE, "state": ["REACHABLE"]}]
     assert _synced_batches(monkeypatch, ours) == []
-    assert _synced_batches(monkeypatch, learned) == []
+    assert _synced_batches(monkeypatch, verified) == []
+
+
+@pytest.mark.parametrize("state", ["STALE", "DELAY", "PROBE"])
+def test_an_entry_this_leaf_cannot_verify_takes_the_pairs_word(
+    monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    """The kernel's own unverified entry (a hand-back, or learned from the server's ARP
+    request) while the pair verifies the server: its probes would go unanswered here
+    whenever the server's ARP hashes to the pair, so the agent's entry replaces it."""
+    synced, batches = _synced(monkeypatch)
+    synced.apply([{**ZEBRA_STALE, "state": [state]}], ask_zebra=True)
+    assert batches == [
+        ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"]
+    ]
 
 
 def test_synced_entry_a_restarted_agent_finds_is_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -423,8 +442,166 @@ def test_stale_reinstall_over_an_entry_the_leaf_had_learned_is_replaced(
     monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: pytest.fail("asked zebra"))
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
-    synced.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=False)  # kernel's own
+    # a failed entry the agent never installed waits for zebra's next answer
+    synced.installed = {}
+    synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=False)
     assert len(batches) == 1
+
+
+# FRR 8.4.4's `show evpn arp-cache vni all detail json` (zebra_evpn_print_neigh): per VNI, the
+# count and one object per address; sync flags present only when set, the hold timer as the
+# time left (HH:MM:SS).
+DETAIL = {
+    "10000": {
+        "numArpNd": 4,
+        "10.100.0.2": {
+            "ip": "10.100.0.2",
+            "type": "local",
+            "state": "active",
+            "mac": "F6:39:47:BF:45:01",
+            "localInactive": True,
+            "peerActive": True,
+        },
+        "10.100.0.3": {
+            "ip": "10.100.0.3",
+            "type": "local",
+            "state": "active",
+            "mac": "f6:39:47:bf:45:02",
+            "localInactive": True,
+        },
+        "10.100.0.4": {"ip": "10.100.0.4", "type": "remote", "mac": "f6:39:47:bf:45:03"},
+        "fe80::1": {"ip": "fe80::1", "type": "local", "mac": "f6:39:47:bf:45:04"},
+    },
+    "20000": {"numArpNd": 0},
+}
+
+
+def test_zebra_synced_reads_the_detail_of_each_local_ipv4_entry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[list[str]] = []
+
+    def run(cmd: list[str], **_: Any) -> Any:
+        seen.append(cmd)
+        return type("Done", (), {"stdout": json.dumps(DETAIL)})()
+
+    monkeypatch.setattr(arp_to_host.subprocess, "run", run)
+    got = arp_to_host.zebra_synced({"10000": "vlan1001", "20000": "vlan1002"})
+    assert seen == [["vtysh", "-c", "show evpn arp-cache vni all detail json"]]
+    assert sorted(got) == [("10.100.0.2", "vlan1001"), ("10.100.0.3", "vlan1001")]
+    first, stale = got[("10.100.0.2", "vlan1001")], got[("10.100.0.3", "vlan1001")]
+    assert first["mac"] == "f6:39:47:bf:45:01" and arp_to_host.pair_confirms(first)
+    assert not arp_to_host.pair_confirms(stale)  # the 6.12 lab's stale one
+
+
+HOLD = arp_to_host.NEIGH_HOLD_S
+
+
+def _left(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+@pytest.mark.parametrize(
+    ("entry", "confirms"),
+    [
+        ({"type": "local", "peerActive": True}, True),
+        ({"type": "local", "peerActive": True, "localInactive": True}, True),
+        ({"type": "local", "peerActive": True, "peerActiveHold": _left(HOLD - 5)}, True),
+        ({"type": "local", "peerActive": True, "peerActiveHold": _left(HOLD - 30)}, False),
+        ({"type": "local", "peerActive": True, "peerActiveHold": "soon"}, False),
+        ({"type": "local", "localInactive": True}, False),  # hold over: nobody verifies it
+        ({"type": "local", "peerProxy": True, "localInactive": True}, False),
+        ({"type": "remote", "peerActive": True}, False),
+    ],
+)
+def test_pair_confirms_while_peer_active_and_not_on_hold_for_long(
+    entry: dict[str, Any], confirms: bool
+) -> None:
+    assert arp_to_host.pair_confirms(entry) is confirms
+
+
+def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept NOARP, it would ignore the server's ARP for good: this leaf could never verify
+    it, and the pair has nothing left to sync (the 6.12 lab's planned restart, 2026-12-04).
+    Handed back with its MAC in state PROBE, it still forwards, and the kernel verifies it
+    at once."""
+    synced, batches = _synced(monkeypatch, verified=False)
+    synced.installed = dict(ZEBRA_SYNCED)
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
+    assert synced.apply(ours, ask_zebra=True, now=50.0)
+    assert batches == [["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]]
+    assert synced.installed == {}
+    # zebra is asked at every pass while the kernel probes it ...
+    assert synced.next_ask(51.0) == 51.0 + arp_to_host.NEIGH_EVENT_S
+    probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
+    synced.apply(probing, ask_zebra=True, now=52.0)
+    assert synced.next_ask(52.0) == 52.0 + arp_to_host.NEIGH_EVENT_S
+    # ... until it settles: verified here (the server's answer reached this leaf) ...
+    synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True, now=53.0)
+    assert synced.next_ask(53.0) == float("inf")
+    # ... or by the pair, and the agent's entry is back before the probes fail
+    again, batches = _synced(monkeypatch)
+    again.apply(probing, ask_zebra=True, now=52.0)
+    assert batches[-1][0].endswith("extern_learn nud noarp")
+    again.apply([{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}], now=53.0)
+    assert again.next_ask(53.0) == float("inf")
+    # a restarted agent's entry it never installed itself goes back too
+    fresh, batches = _synced(monkeypatch, verified=False)
+    fresh.apply(ours, ask_zebra=True, now=0.0)
+    assert batches == [["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]]
+    # the kernel's own entries, and zebra's, are the kernel's to verify already
+    for kernel in (
+        [{**ZEBRA_STALE, "state": ["STALE"]}],
+        [{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}],
+    ):
+        other, batches = _synced(monkeypatch, verified=False)
+        assert not other.apply(kernel, ask_zebra=True) and batches == []
+
+
+def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    synced, batches = _synced(monkeypatch)
+    synced.installed = {("10.100.0.9", "vlan1001"): "f6:39:47:bf:45:09"}
+    synced.apply([], ask_zebra=True)
+    assert batches == [
+        [
+            "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp",
+            "neigh del 10.100.0.9 dev vlan1001",
+        ]
+    ]
+    assert synced.installed == ZEBRA_SYNCED
+
+
+def test_pacer_asks_zebra_by_the_time_synced_names() -> None:
+    pacer = arp_to_host.Pacer()
+    pacer.done(0.0, asked_zebra=True, missing=False, zebra_by=1.0)
+    assert pacer.wait(0.0) == pytest.approx(1.0)
+    assert pacer.due(0.5) == (False, False)
+    assert pacer.due(1.0) == (True, True)
+    pacer.done(1.0, asked_zebra=True, missing=False)
+    assert pacer.due(2.0) == (False, False)
+    assert pacer.due(31.0) == (True, True)
+
+
+def test_an_entry_on_hold_is_looked_at_again_when_it_stops_counting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pair withdrew its active sync 4 s ago (ordinary: its entry went STALE): still
+    verified, and zebra is asked again when HANDBACK_HOLD_S is over, not 30 s later."""
+    synced, batches = _synced(monkeypatch)
+    held = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
+    held["peerActiveHold"] = _left(HOLD - 4)
+    monkeypatch.setattr(
+        arp_to_host, "zebra_synced", lambda svis: {("10.100.0.2", "vlan1001"): held}
+    )
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
+    assert not synced.apply(ours, ask_zebra=True, now=100.0)
+    assert synced.next_ask(100.0) == pytest.approx(100.0 + arp_to_host.HANDBACK_HOLD_S - 4 + 1)
+    held["peerActiveHold"] = _left(HOLD - arp_to_host.HANDBACK_HOLD_S - 1)
+    assert synced.apply(ours, ask_zebra=True, now=109.0)
+    assert batches[-1][0].endswith("nud probe")
 
 
 # A server whose bond runs independent control (Linux 6.9+, coupled_control 0) says it is in
@@ -507,3 +684,91 @@ def test_tap_hurries_on_a_lacpdu_saying_the_server_collects(
             theirs.send(frame)
         assert arp_to_host.lacpdu_state(_lacpdu_frame(0x1D)) == 0x1D
         assert arp_to_host.read_tap(ours) == expect, why
+
+
+def _arp_frame(op: int, sender_mac: str, sender_ip: str, ethertype: bytes = b"\x08\x06") -> bytes:
+    mac = bytes.fromhex(sender_mac.replace(":", ""))
+    body = b"\x00\x01\x08\x00\x06\x04" + op.to_bytes(2, "big") + mac
+    body += bytes(map(int, sender_ip.split("."))) + b"\x00" * 6 + bytes([10, 100, 0, 1])
+    return b"\xff" * 6 + mac + ethertype + body
+
+
+@pytest.mark.parametrize("op", [1, 2])  # a request (to the gateway) or a reply (to a probe)
+def test_arp_sender_reads_the_senders_address_and_mac(op: int) -> None:
+    frame = _arp_frame(op, "f6:39:47:bf:45:01", "10.100.0.2")
+    assert arp_to_host.arp_sender(frame) == ("10.100.0.2", "f6:39:47:bf:45:01")
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _arp_frame(1, "f6:39:47:bf:45:01", "10.100.0.2", ethertype=b"\x08\x00"),  # IPv4
+        _arp_frame(1, "f6:39:47:bf:45:01", "10.100.0.2")[:41],  # cut short
+        _arp_frame(1, "f6:39:47:bf:45:01", "10.100.0.2")[:14]
+        + b"\x00\x06"
+        + _arp_frame(1, "f6:39:47:bf:45:01", "10.100.0.2")[16:],  # not Ethernet hardware
+    ],
+)
+def test_arp_sender_ignores_what_is_not_ethernet_ipv4_arp(frame: bytes) -> None:
+    assert arp_to_host.arp_sender(frame) is None
+
+
+def test_heard_server_with_the_agents_entry_is_handed_back_to_probe() -> None:
+    """The server's ARP reached this leaf, which holds the agent's NOARP entry: the kernel
+    ignored it, so the entry goes back to the kernel, which probes and gets the answer here."""
+    ours = {**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}
+    lines = arp_to_host.hand_back_heard([ours], "10.100.0.2", "f6:39:47:bf:45:01", {"vlan1001"})
+    assert lines == ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]
+    for kernel in (
+        {**ZEBRA_STALE, "state": ["REACHABLE"]},  # the kernel took the ARP itself
+        {**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"},
+        {**ours, "dev": "vlan9"},  # not an EVPN SVI
+    ):
+        assert arp_to_host.hand_back_heard([kernel], "10.100.0.2", "x", {"vlan1001"}) == []
+
+
+def test_arp_watch_hands_back_once_a_second_and_quiets_the_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What ArpWatch handed back stays the kernel's for HEARD_QUIET_S, although zebra's last
+    word is that the pair verifies the server (else a pass would put NOARP back before the
+    probe's answer); then the usual rules apply again."""
+    synced, batches = _synced(monkeypatch)
+    synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=True, now=0.0)
+    assert synced.installed == ZEBRA_SYNCED and len(batches) == 1
+    ours = {**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}
+    monkeypatch.setattr(arp_to_host, "_ip_json", lambda *args: [ours])
+    watch = arp_to_host.ArpWatch(SEGMENTS, synced, tap=lambda member: None)
+    watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.0)
+    watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.5)  # the same burst: not again
+    assert batches[1:] == [
+        ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]
+    ]
+    probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
+    assert not synced.apply(probing, ask_zebra=False, now=10.6)
+    assert synced.installed == {} and synced.next_ask(10.6) == 10.6 + arp_to_host.NEIGH_EVENT_S
+    assert not synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True, now=11.0)
+    # quiet over, the kernel's probes failed, the pair verifies it: the agent's entry again
+    assert synced.apply(probing, ask_zebra=True, now=10.0 + arp_to_host.HEARD_QUIET_S)
+    assert batches[-1][0].endswith("extern_learn nud noarp")
+
+
+def test_a_server_zebra_knows_and_this_kernel_does_not_is_probed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The leaf lost its entry (FAILED, or none): zebra still lists the server, proxied by
+    the pair. The agent creates it in PROBE with zebra's MAC, so the kernel asks the server
+    at once; no /32 until it answers, and no second probe within PROBE_AGAIN_S."""
+    synced, batches = _synced(monkeypatch, verified=False)
+    probe = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
+    assert synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=True, now=0.0)
+    assert synced.apply([], ask_zebra=True, now=arp_to_host.PROBE_AGAIN_S)
+    assert not synced.apply([], ask_zebra=True, now=arp_to_host.PROBE_AGAIN_S + 1)
+    assert batches == [[probe], [probe]]
+    probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
+    assert synced.unproven(probing, 11.0) == {"10.100.0.2"}
+    assert synced.unproven([{**ZEBRA_STALE, "state": ["REACHABLE"]}], 11.0) == set()
+    assert synced.unproven(probing, 10.0 + arp_to_host.PROBE_AGAIN_S) == set()
+    # a usable entry of the kernel's own is left to it
+    other, batches = _synced(monkeypatch, verified=False)
+    assert not other.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=True, now=0.0)
