@@ -983,6 +983,8 @@ class Synced:
         self.installed: dict[tuple[str, str], str] = {}
         self.last_answer: dict[tuple[str, str], str] = {}
         """The entries the pair verified when zebra was last asked."""
+        self.last_unverified: dict[tuple[str, str], str] = {}
+        """The other entries zebra listed as local then (the pair's proxy, or stale)."""
         self.probing = False
         """Whether a neighbour of the EVPN SVIs was in PROBE at the last pass (or was just
         handed back): its probes are going unanswered so far."""
@@ -1019,13 +1021,21 @@ class Synced:
         return now + NEIGH_EVENT_S if self.probing else self.hold_ends
 
     def apply(
-        self, entries: list[dict[str, Any]], ask_zebra: bool = True, now: float | None = None
+        self,
+        entries: list[dict[str, Any]],
+        ask_zebra: bool = True,
+        now: float | None = None,
+        cannot_verify: frozenset[str] = frozenset(),
     ) -> bool:
         """Install what the pair verifies and the kernel lacks (``entries``: the kernel's
         neighbours), hand back what it no longer verifies; without ``ask_zebra`` only put
         back what this agent installed before (zebra may overwrite it with its own attempt)
-        and replace an unverified install of an entry zebra last listed as verified. True
-        if it changed any."""
+        and replace an unverified install of an entry zebra last listed as verified. A
+        server this leaf ``cannot_verify`` (its ES bond here does not serve it: its ARP goes
+        to the pair) is installed on zebra's word alone, as this leaf's probes of it would
+        fail; it hears none of its ARP, and the pair, which hears all of it, verifies it
+        (ArpWatch hands the pair's own NOARP entry back the moment it does). True if it
+        changed any."""
         now = time.monotonic() if now is None else now
         by_key = {(str(n["dst"]), str(n["dev"])): n for n in entries}
         with self.lock:
@@ -1033,21 +1043,27 @@ class Synced:
             quiet = set(self.heard)
         for key in quiet:  # the kernel's now, to verify: not ours to put back
             self.installed.pop(key, None)
-        unverified: dict[tuple[str, str], str] = {}
         if ask_zebra:
             answer = zebra_synced(self.evpn_svis)
             self.last_answer = {k: e["mac"] for k, e in answer.items() if pair_confirms(e)}
-            unverified = {k: e["mac"] for k, e in answer.items() if k not in self.last_answer}
+            self.last_unverified = {
+                k: e["mac"] for k, e in answer.items() if k not in self.last_answer
+            }
             holds = [held_for(e) for k, e in answer.items() if k in self.last_answer]
             self.hold_ends = min(
                 (now + HANDBACK_HOLD_S - held + 1.0 for held in holds if held is not None),
                 default=float("inf"),
             )
-            synced = dict(self.last_answer)
-            listed = set(answer)
+        trusted = dict(self.last_answer)
+        trusted.update({k: m for k, m in self.last_unverified.items() if k[0] in cannot_verify})
+        unverified: dict[tuple[str, str], str] = {}
+        if ask_zebra:
+            synced = trusted
+            unverified = {k: m for k, m in self.last_unverified.items() if k not in trusted}
+            listed = set(self.last_answer) | set(self.last_unverified)
         else:
             waiting = {k for k, n in by_key.items() if not _states(n) & DEAD_STATES}
-            synced = {k: v for k, v in self.last_answer.items() if k in waiting}
+            synced = {k: v for k, v in trusted.items() if k in waiting}
             synced.update(self.installed)
             listed = set(synced)
         batch = []
@@ -1108,9 +1124,12 @@ def reconcile(
     """One pass: synced neighbours, host routes. True if a server of a local segment still
     has no usable neighbour."""
     table = int(config["table"])
+    segments = config.get("segments") or {}
+    links = _ip_json("-d", "link", "show") if segments else []
+    not_here = unserved_hosts(segments, serving_bonds(links, segments) | serving_now(segments))
     entries = _ip_json("-4", "neigh", "show")
     now = time.monotonic()
-    if synced is not None and synced.apply(entries, ask_zebra, now):
+    if synced is not None and synced.apply(entries, ask_zebra, now, frozenset(not_here)):
         entries = _ip_json("-4", "neigh", "show")
     neighs = neighbours(config, entries)
     if synced is not None:
@@ -1121,8 +1140,6 @@ def reconcile(
         neighs = flush_behind_down_ports(neighs, ports)
         ports.learn()
         ports.remember(neighs)
-    segments = config.get("segments") or {}
-    links = _ip_json("-d", "link", "show") if segments else []
     # a bond GateWatch opened since ``links`` was read serves: never gate it again here
     serving = serving_bonds(links, segments) | serving_now(segments)
     unserved = unserved_hosts(segments, serving) if config.get("withdraw_unserved", True) else set()

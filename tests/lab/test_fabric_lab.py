@@ -249,7 +249,8 @@ def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> N
     port the leaf dropped them all (150 of 150): the neighbour its pair synced points at the
     dead bond. While the links are down, zebra's re-install of the server's neighbour at the
     end of its sync hold timer (STALE: the kernel would probe it and fail) must be replaced
-    by the agent's own entry within 5 s.
+    by the agent's own entry within 5 s: this leaf cannot verify the server (its bond does not
+    serve it), whatever zebra says of the pair.
 
     Then the links come back under a second flow. The leaf's bond would have carrier at once
     while the server still holds its port out (updelay) and LACP is not up: the agent keeps

@@ -772,3 +772,27 @@ def test_a_server_zebra_knows_and_this_kernel_does_not_is_probed(
     # a usable entry of the kernel's own is left to it
     other, batches = _synced(monkeypatch, verified=False)
     assert not other.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=True, now=0.0)
+
+
+def test_a_server_this_leaf_cannot_verify_is_installed_on_zebras_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The leaf's ES bond does not serve the server (its link is down): the server's ARP all
+    goes to the pair, so this leaf's probes would fail. zebra's STALE re-install is replaced
+    at once, the agent's entry is not handed back, and a lost one is installed, not probed,
+    whether the pair verifies the server yet or not (it hears all its ARP: ArpWatch)."""
+    synced, batches = _synced(monkeypatch, verified=False)
+    noarp = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"
+    cannot = frozenset({"10.100.0.2"})
+    zebra_stale = [{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}]
+    synced.apply([], ask_zebra=True, now=0.0, cannot_verify=cannot)  # lost: installed
+    assert batches == [[noarp]]
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
+    assert not synced.apply(ours, ask_zebra=True, now=1.0, cannot_verify=cannot)
+    assert synced.apply(zebra_stale, ask_zebra=False, now=2.0, cannot_verify=cannot)
+    assert batches == [[noarp], [noarp]]
+    # its bond serves it again: the pair does not verify it, so it goes back to the kernel
+    assert synced.apply(ours, ask_zebra=True, now=3.0)
+    assert batches[-1] == [
+        "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
+    ]
