@@ -420,11 +420,11 @@ def lacpdu_state(frame: bytes) -> int | None:
     return frame[LACPDU_STATE_AT]
 
 
-def lacp_tap(member: str) -> socket.socket | None:
+def raw_tap(member: str, program_ops: list[tuple[int, int, int, int]]) -> socket.socket | None:
     """A raw socket that gets what the member receives (taps see a frame before the bond
-    takes it, and before a gated bond's bridge port drops it), filtered (TAP_FILTER) from
-    before it is bound, so no frame of another port is queued; None
-    where one cannot be opened (no CAP_NET_RAW, no such port): GateWatch then polls alone."""
+    takes it, and before a gated bond's bridge port drops it), filtered by the classic BPF
+    ``program_ops`` from before it is bound, so no frame of another port is queued; None
+    where one cannot be opened (no CAP_NET_RAW, no such port)."""
     import ctypes  # only here: the tests of the rest of the agent need no ctypes
 
     try:
@@ -432,9 +432,9 @@ def lacp_tap(member: str) -> socket.socket | None:
     except (OSError, AttributeError):
         return None
     try:
-        code = b"".join(struct.pack("HBBI", *op) for op in TAP_FILTER)
+        code = b"".join(struct.pack("HBBI", *op) for op in program_ops)
         program = ctypes.create_string_buffer(code)
-        fprog = struct.pack("HL", len(TAP_FILTER), ctypes.addressof(program))
+        fprog = struct.pack("HL", len(program_ops), ctypes.addressof(program))
         tap.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
         tap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, TAP_BUFFER)
         tap.bind((member, ETH_P_ALL))
@@ -445,18 +445,33 @@ def lacp_tap(member: str) -> socket.socket | None:
     return tap
 
 
+def lacp_tap(member: str) -> socket.socket | None:
+    """The member's tap for GateWatch (TAP_FILTER); None where there is none: GateWatch then
+    polls alone."""
+    return raw_tap(member, TAP_FILTER)
+
+
+def received(tap: socket.socket, size: int) -> list[bytes]:
+    """The first ``size`` bytes of each frame the tap holds (64 at most), those the port
+    received only (not this end's own, PACKET_OUTGOING)."""
+    frames = []
+    for _ in range(64):
+        try:
+            frame, address = tap.recvfrom(size)
+        except OSError:  # BlockingIOError: nothing more queued
+            break
+        if isinstance(address, tuple) and len(address) > 2 and address[2] == PACKET_OUTGOING:
+            continue
+        frames.append(frame)
+    return frames
+
+
 def read_tap(tap: socket.socket) -> tuple[bool, bool]:
     """Reads what the tap holds: (a LACPDU in which the server says it is in sync and
     collecting, so this end serves once it distributes; a data frame, which the server
     sends only on a port that distributes)."""
     collects = data = False
-    for _ in range(64):
-        try:
-            frame, address = tap.recvfrom(256)
-        except OSError:  # BlockingIOError: nothing more queued
-            break
-        if isinstance(address, tuple) and len(address) > 2 and address[2] == PACKET_OUTGOING:
-            continue
+    for frame in received(tap, 256):
         if frame[12:14] == b"\x88\x09":
             state = lacpdu_state(frame)
             collects = collects or (
@@ -606,26 +621,8 @@ def arp_sender(frame: bytes) -> tuple[str, str] | None:
 
 
 def arp_tap(member: str) -> socket.socket | None:
-    """A raw socket that gets the ARP the member receives (ARP_FILTER), None where one
-    cannot be opened (no CAP_NET_RAW, no such port yet)."""
-    import ctypes
-
-    try:
-        tap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-    except (OSError, AttributeError):
-        return None
-    try:
-        code = b"".join(struct.pack("HBBI", *op) for op in ARP_FILTER)
-        program = ctypes.create_string_buffer(code)
-        fprog = struct.pack("HL", len(ARP_FILTER), ctypes.addressof(program))
-        tap.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
-        tap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, TAP_BUFFER)
-        tap.bind((member, ETH_P_ALL))
-        tap.setblocking(False)
-    except OSError:
-        tap.close()
-        return None
-    return tap
+    """The member's tap for ArpWatch (ARP_FILTER), None where there is none."""
+    return raw_tap(member, ARP_FILTER)
 
 
 def hand_back_heard(
@@ -703,13 +700,7 @@ class ArpWatch:
 def read_arp(tap: socket.socket) -> list[tuple[str, str]]:
     """The (address, MAC) of each sender of the ARP the tap holds, received ones only."""
     heard = []
-    for _ in range(64):
-        try:
-            frame, where = tap.recvfrom(64)
-        except OSError:  # BlockingIOError: nothing more queued
-            break
-        if isinstance(where, tuple) and len(where) > 2 and where[2] == PACKET_OUTGOING:
-            continue
+    for frame in received(tap, 64):
         sender = arp_sender(frame)
         if sender is not None:
             heard.append(sender)
