@@ -27,9 +27,9 @@ the pair verifies the server (peer-active, not on hold for long: ``pair_confirms
 the pair no longer verifies goes back to the kernel to verify at once (a NOARP entry ignores
 every ARP: ``Synced`` says why that matters), and so does one whose server's ARP reaches
 this leaf (``ArpWatch``: a raw socket on each ES member); one zebra no longer lists is
-removed. zebra puts such an entry back as STALE when its hold timer for the pair's sync ends
-(18 min); the agent replaces that at its next pass while the pair still verifies it, since a
-leaf whose own link to the server is down cannot confirm it by ARP (``zebra_probes``).
+removed. A server whose ES bond here does not serve it (its ARP all goes to the pair) is
+installed on zebra's word alone: this leaf cannot verify it, and zebra's own STALE re-install
+of it (at the end of its 18 min hold timer) would be probed and fail (``_verified_here``).
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind it):
 the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone still
@@ -625,6 +625,22 @@ def arp_tap(member: str) -> socket.socket | None:
     return raw_tap(member, ARP_FILTER)
 
 
+def probe_line(address: str, mac: str, svi: str) -> str:
+    """The ``ip -batch`` line that gives a neighbour to the kernel in PROBE with ``mac``: it
+    forwards with it and asks the server at once (a hand-back, or a fresh probe)."""
+    return f"neigh replace {address} lladdr {mac} dev {svi} nud probe"
+
+
+def agents_svi(entries: list[dict[str, Any]], svis: set[str]) -> str | None:
+    """The EVPN SVI on which ``entries`` (the kernel's neighbours of one address) hold the
+    agent's NOARP entry, None if none does."""
+    for entry in entries:
+        dev = str(entry.get("dev", ""))
+        if dev in svis and _agents_own(entry):
+            return dev
+    return None
+
+
 def hand_back_heard(
     entries: list[dict[str, Any]], address: str, mac: str, svis: set[str]
 ) -> list[str]:
@@ -632,11 +648,8 @@ def hand_back_heard(
     kernel's neighbours of its address): if it holds the agent's NOARP entry, which made
     the kernel ignore that ARP, hand it back to the kernel to probe; the answer comes here
     (the server's bond hashes ARP by MAC, to this leaf now)."""
-    for entry in entries:
-        dev = str(entry.get("dev", ""))
-        if dev in svis and _agents_own(entry):
-            return [f"neigh replace {address} lladdr {mac} dev {dev} nud probe"]
-    return []
+    svi = agents_svi(entries, svis)
+    return [] if svi is None else [probe_line(address, mac, svi)]
 
 
 class ArpWatch:
@@ -668,11 +681,12 @@ class ArpWatch:
             return
         self.looked[address] = now
         svis = set(self.synced.evpn_svis.values())
-        lines = hand_back_heard(_ip_json("-4", "neigh", "show", "to", address), address, mac, svis)
-        if lines:
-            _ip_batch(lines)
-            self.synced.hear((address, lines[0].split(" dev ")[1].split()[0]), now)
-            print(f"{time.time():.3f} {address}: its ARP reached this leaf; {lines[0]}", flush=True)
+        svi = agents_svi(_ip_json("-4", "neigh", "show", "to", address), svis)
+        if svi is not None:
+            line = probe_line(address, mac, svi)
+            _ip_batch([line])
+            self.synced.hear((address, svi), now)
+            print(f"{time.time():.3f} {address}: its ARP reached this leaf; {line}", flush=True)
 
     def run(self) -> None:
         while True:
@@ -922,25 +936,20 @@ def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], dict[str, A
     return result
 
 
-def zebra_probes(entry: dict[str, Any]) -> bool:
-    """Whether a kernel neighbour is zebra's own probe-able install (``proto zebra``, not
-    NOARP). zebra puts a synced entry back so when its hold timer for the pair's sync ends
-    (``evpn mh neigh-holdtime``, 18 min by default): STALE, so the kernel probes it 5 s
-    later. A leaf whose own link to the server is down cannot confirm it (the server answers
-    to the anycast gateway MAC, which the pair takes), so it fails 3 s later and what this
-    leaf still routes to the server is lost until it is installed again (3.1 s of a flow in
-    CI, 2026-12-03). The agent replaces such an entry with its own at its next pass while
-    the pair verifies the server."""
-    return entry.get("protocol") == "zebra" and not _states(entry) & {"NOARP", "PERMANENT"}
-
-
 def _agents_own(entry: dict[str, Any]) -> bool:
     """An entry in the form this agent installs (externally learned, never probed)."""
     return "extern_learn" in entry and "NOARP" in _states(entry)
 
 
 def _verified_here(entry: dict[str, Any]) -> bool:
-    """A kernel entry this leaf verified itself (not ours, not zebra's install)."""
+    """A kernel entry this leaf verified itself (not ours, not zebra's install). Any other
+    entry of a server the pair verifies, or that this leaf cannot, is replaced with the
+    agent's: zebra, for one, puts a synced entry back when its hold timer for the pair's
+    sync ends (``evpn mh neigh-holdtime``, 18 min by default) as STALE, ``proto zebra``,
+    which the kernel probes 5 s later; a leaf whose own link to the server is down cannot
+    confirm it (the server answers to the anycast gateway MAC, which the pair takes), so it
+    failed 3 s after that and what the leaf still routed to the server was lost until the
+    agent installed it again (3.1 s of a flow in CI, 2026-12-03)."""
     return (
         bool(_states(entry) & VERIFIED_HERE)
         and not _agents_own(entry)
@@ -951,7 +960,8 @@ def _verified_here(entry: dict[str, Any]) -> bool:
 class Synced:
     """The neighbours this agent installed from zebra's synced entries.
 
-    It installs an entry only while the pair verifies the server (``pair_confirms``): an
+    It installs an entry only while the pair verifies the server (``pair_confirms``), or
+    where this leaf cannot (its bond does not serve the server: ``apply``): an
     externally learned NOARP entry is never probed, and the kernel ignores every ARP for it
     (net/core/neighbour.c, ``__neigh_update``: only an administrative update changes a NOARP
     entry). So while it stands this leaf cannot learn the server itself, and if the server's
@@ -1070,24 +1080,27 @@ class Synced:
             batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
             self.installed[(ip, svi)] = mac
         ours = {k for k, n in by_key.items() if _agents_own(n)}
+        probed = False
         for key in sorted((set(self.installed) | ours) & set(unverified)):
-            batch.append(f"neigh replace {key[0]} lladdr {unverified[key]} dev {key[1]} nud probe")
+            batch.append(probe_line(key[0], unverified[key], key[1]))
             self.installed.pop(key, None)
+            probed = True
         for key, mac in sorted(unverified.items()):
             kernel = by_key.get(key, {})
             if key in ours or key in quiet or (kernel and not _states(kernel) & DEAD_STATES):
                 continue
             if now - self.fresh.get(key, float("-inf")) >= PROBE_AGAIN_S:
                 # zebra knows the server (the pair's proxy) and this kernel does not: ask it
-                batch.append(f"neigh replace {key[0]} lladdr {mac} dev {key[1]} nud probe")
+                batch.append(probe_line(key[0], mac, key[1]))
                 self.fresh[key] = now
+                probed = True
         for key in sorted(set(self.installed) - listed):
             batch.append(f"neigh del {key[0]} dev {key[1]}")
             del self.installed[key]
         svis = set(self.evpn_svis.values())
         self.probing = (
             bool(quiet)
-            or any(line.endswith("nud probe") for line in batch)
+            or probed
             or any("PROBE" in _states(n) for k, n in by_key.items() if k[1] in svis)
         )
         if batch:

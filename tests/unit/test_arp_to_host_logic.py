@@ -343,19 +343,19 @@ ZEBRA_STALE = {"dst": "10.100.0.2", "dev": "vlan1001", "lladdr": "f6:39:47:bf:45
 
 
 @pytest.mark.parametrize(
-    ("extra", "probes"),
+    ("extra", "verified"),
     [
-        ({"state": ["STALE"], "protocol": "zebra"}, True),  # zebra's re-install at hold expiry
-        ({"state": ["DELAY"], "protocol": "zebra"}, True),
+        ({"state": ["STALE"], "protocol": "zebra"}, False),  # zebra's re-install at hold expiry
+        ({"state": ["DELAY"], "protocol": "zebra"}, False),
         ({"state": ["NOARP"], "protocol": "zebra", "extern_learn": None}, False),  # ours
-        ({"state": ["STALE"]}, False),  # learned by this leaf's kernel: left alone
-        ({"state": ["REACHABLE"]}, False),
+        ({"state": ["STALE"]}, False),  # learned by this leaf's kernel, not verified since
+        ({"state": ["REACHABLE"]}, True),
     ],
 )
-def test_zebra_probes_names_only_zebras_probe_able_install(
-    extra: dict[str, Any], probes: bool
+def test_verified_here_names_only_what_this_leafs_kernel_verified(
+    extra: dict[str, Any], verified: bool
 ) -> None:
-    assert arp_to_host.zebra_probes({**ZEBRA_STALE, **extra}) is probes
+    assert arp_to_host._verified_here({**ZEBRA_STALE, **extra}) is verified
 
 
 ZEBRA_SYNCED = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
