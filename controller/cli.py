@@ -840,6 +840,13 @@ def _hosts_run(fabric: Path, action: str, server: str | None, check: bool, as_js
                 else ("[red]failed[/]" if h.failed else "[green]ok[/]")
             )
             detail = h.message or "; ".join(h.roce_skipped)
+            coupled = [
+                f"{b} {c}"
+                for b, c in sorted(h.lacp_control.items())
+                if not c.startswith("independent")
+            ]
+            if coupled:
+                detail += "; LACP control: " + ", ".join(coupled)
             table.add_row(name, state, str(h.changed), _short(detail))
         out.print(table)
         out.print(f"{result.seconds:.1f} s; artifacts in {result.artifacts}")

@@ -48,6 +48,8 @@ class HostOutcome:
     failed: bool = False
     message: str = ""
     roce_skipped: list[str] = field(default_factory=list)
+    lacp_control: dict[str, str] = field(default_factory=dict)
+    """Per LACP bond: "independent", or why it is coupled (the NIC module's words)."""
     checks: list[dict[str, Any]] = field(default_factory=list)
     commands: dict[str, list[str]] = field(default_factory=dict)
 
@@ -59,6 +61,7 @@ class HostOutcome:
             "failed": self.failed,
             "message": self.message,
             "roce_skipped": self.roce_skipped,
+            "lacp_control": self.lacp_control,
             "checks": self.checks,
             "commands": self.commands,
         }
@@ -196,6 +199,7 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
             out.changed += 1 if res.get("changed") else 0
             out.message = str(res.get("msg", ""))
             out.roce_skipped = list(res.get("roce_skipped", []))
+            out.lacp_control = {str(b): str(c) for b, c in res.get("lacp_control", {}).items()}
             out.checks = res.get("checks", [])
             out.commands = {
                 bond: list(nic.get("commands", []))

@@ -7,16 +7,19 @@ image would bring up its NICs. Switches stay at factory state: `dpctl deploy` co
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from controller.errors import DpctlError
 from controller.facts import Fabric, Nic, Server
-from controller.lab import LabCable, LabNode, LabTopology, bond_control
+from controller.lab import LabCable, LabNode, LabTopology
 from controller.lab.topology import mgmt_addresses
+from controller.resources import data_dir
 
 
 def lab_prefix() -> str:
@@ -30,12 +33,27 @@ FAILBACK_HOLD_MS = 10_000
 modes; lab-facts: dual-ARP switching back at once lost 3.3 s while the leaf's BGP came up,
 10 s lost 0; EVPN-MH without it lost 5.5 s from the servers as a leaf came back, matrix of
 2026-12-02)."""
-BOND_CONTROL = Path(bond_control.__file__)
-"""Run on each EVPN-MH lab server (its source is in the set-up script): independent LACP
-control on its bonds where the guest's kernel has it."""
-_BOND_CONTROL_LINE = re.compile(
-    rf"\S+ ({re.escape(bond_control.INDEPENDENT)}|{re.escape(bond_control.COUPLED)})"
-)
+GPU_NIC_MODULE = data_dir("playbooks") / "library" / "dpctl_gpu_nic.py"
+"""The servers' NIC module; each EVPN-MH lab server runs it (its source is in the set-up
+script) as ``--lacp-independent``: independent LACP control on its bonds where the guest's
+kernel has it, as the module gives real servers."""
+
+
+def gpu_nic_module() -> ModuleType:
+    """The NIC module loaded from its file (a playbook's module, not a package)."""
+    spec = importlib.util.spec_from_file_location("dpctl_gpu_nic", GPU_NIC_MODULE)
+    if spec is None or spec.loader is None:
+        raise LabFabricError("lab", f"cannot load {GPU_NIC_MODULE}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lacp_control_line() -> re.Pattern[str]:
+    nic = gpu_nic_module()
+    return re.compile(rf"\S+ ({re.escape(nic.INDEPENDENT)}|{re.escape(nic.COUPLED)})")
+
+
 NIC_TABLE_BASE = 100
 ARP_KEEPALIVE_S = 2
 
@@ -89,8 +107,8 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
     """Shell script a server image would run: one bond per GPU NIC over its two ports.
 
     EVPN-MH: LACP (802.3ad) towards the leaf pair, which presents one ES, with independent
-    control where the kernel has it (``controller/lab/bond_control.py``: a returning port
-    then distributes only once the leaf collects). Dual-ARP: both
+    control where the kernel has it (the NIC module's ``--lacp-independent``: a returning
+    port then distributes only once the leaf collects). Dual-ARP: both
     ports active (balance-xor), every ARP frame sent out of both ports (tc mirred). Both: a
     hold before a returning port carries traffic. Each NIC routes the rail pool through its
     own gateway from its own address (source-based table), as multi-rail servers do.
@@ -136,8 +154,9 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
         rest = [line for line in ip_lines if not line.startswith("link add ")]
         script = ["set -e", "ip -batch - <<'EOF'", *created, "EOF"]
         script += [
-            f"python3 - {' '.join(bond_name(nic) for nic in server.nics)} <<'EOF'",
-            BOND_CONTROL.read_text().rstrip("\n"),
+            "python3 - --lacp-independent "
+            f"{' '.join(bond_name(nic) for nic in server.nics)} <<'EOF'",
+            GPU_NIC_MODULE.read_text().rstrip("\n"),
             "EOF",
             "ip -batch - <<'EOF'",
             *rest,
@@ -154,12 +173,14 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
 
 def lacp_control_summary(setup_output: str) -> str:
     """What a server's set-up reports: "provisioned", and for LACP bonds their control
-    (``bond_control.py``'s lines: "BOND independent" or "BOND coupled (...)")."""
+    (the NIC module's ``--lacp-independent`` lines: "BOND independent" or "BOND coupled
+    (...)")."""
+    line_re = _lacp_control_line()
     modes = sorted(
         {
             match.group(1)
             for line in setup_output.splitlines()
-            if (match := _BOND_CONTROL_LINE.fullmatch(line.strip()))
+            if (match := line_re.fullmatch(line.strip()))
         }
     )
     return "provisioned" + (f"; LACP control: {', '.join(modes)}" if modes else "")

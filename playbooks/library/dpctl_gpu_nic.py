@@ -35,6 +35,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -98,6 +100,109 @@ def peers_of(nics: list[dict[str, Any]], members: dict[str, Any]) -> list[dict[s
     ]
 
 
+# -- LACP independent control (netlink) ---------------------------------------------------
+# With coupled control (Linux's default) a bond's port distributes as soon as its partner says
+# it is in sync, before it knows the partner collects: what it sends then is lost. IEEE
+# 802.1AX independent control collects first and distributes once the partner collects
+# (Linux 6.9, "bonding: Add independent control state machine", commit 240fd405528b; Debian
+# 12's 6.1.192 has it too). It is the bond option ``coupled_control 0``: settable only while
+# the bond is down, only over netlink (no sysfs file), and iproute2 names it only from 6.10,
+# so this module sends the request itself. A kernel without the option ignores the
+# attribute and reports none: the read-back tells.
+RTM_NEWLINK = 16
+RTM_GETLINK = 18
+NLMSG_ERROR = 2
+NLM_F_REQUEST = 0x1
+NLM_F_ACK = 0x4
+NLA_F_NESTED = 0x8000
+IFLA_LINKINFO = 18
+IFLA_INFO_KIND = 1
+IFLA_INFO_DATA = 2
+IFLA_BOND_COUPLED_CONTROL = 32
+"""include/uapi/linux/if_link.h, since Linux 6.9 (and in Debian's 6.1.192)."""
+INDEPENDENT = "independent"
+COUPLED = "coupled (kernel has no coupled_control)"
+"""What ``--lacp-independent`` prints after each bond's name (the lab reads it)."""
+
+
+def nl_attr(kind: int, payload: bytes) -> bytes:
+    """One netlink attribute, padded to 4 bytes."""
+    length = 4 + len(payload)
+    return struct.pack("HH", length, kind) + payload + b"\0" * (-length % 4)
+
+
+def nl_attrs(data: bytes) -> dict[int, bytes]:
+    """The attributes in ``data`` by type (nested flag cleared)."""
+    found: dict[int, bytes] = {}
+    pos = 0
+    while pos + 4 <= len(data):
+        length, kind = struct.unpack_from("HH", data, pos)
+        if length < 4:
+            break
+        found[kind & ~NLA_F_NESTED] = data[pos + 4 : pos + length]
+        pos += (length + 3) & ~3
+    return found
+
+
+def nl_request(msg_type: int, flags: int, ifindex: int, payload: bytes = b"") -> bytes:
+    """Send one rtnetlink link message and return the first reply."""
+    body = struct.pack("BxHiII", socket.AF_UNSPEC, 0, ifindex, 0, 0) + payload
+    header = struct.pack("IHHII", 16 + len(body), msg_type, flags, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as sock:
+        sock.bind((0, 0))
+        sock.send(header + body)
+        return sock.recv(65536)
+
+
+def nl_ack_error(reply: bytes) -> int:
+    """The errno of an NLMSG_ERROR reply (0: acknowledged)."""
+    _length, msg_type = struct.unpack_from("IH", reply)
+    if msg_type != NLMSG_ERROR:
+        return 0
+    return -int(struct.unpack_from("i", reply, 16)[0])
+
+
+def coupled_control(reply: bytes) -> int | None:
+    """The bond's coupled_control in an RTM_NEWLINK reply to RTM_GETLINK, None when the
+    kernel does not report it (it has no such option)."""
+    link = nl_attrs(reply[16 + 16 :])
+    info = nl_attrs(link.get(IFLA_LINKINFO, b""))
+    value = nl_attrs(info.get(IFLA_INFO_DATA, b"")).get(IFLA_BOND_COUPLED_CONTROL)
+    return value[0] if value else None
+
+
+def read_coupled_control(bond: str) -> int | None:
+    """``bond``'s coupled_control as its kernel reports it (None: no such option)."""
+    return coupled_control(nl_request(RTM_GETLINK, NLM_F_REQUEST, socket.if_nametoindex(bond)))
+
+
+def set_coupled_control(bond: str, value: int = 0) -> int | None:
+    """Set coupled_control on ``bond`` (which must be down); return what the kernel now
+    reports (None: it has no such option)."""
+    index = socket.if_nametoindex(bond)
+    option = nl_attr(IFLA_BOND_COUPLED_CONTROL, bytes([value]))
+    data = nl_attr(IFLA_INFO_DATA | NLA_F_NESTED, option)
+    info = nl_attr(IFLA_LINKINFO | NLA_F_NESTED, nl_attr(IFLA_INFO_KIND, b"bond\0") + data)
+    error = nl_ack_error(nl_request(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, index, info))
+    if error:
+        raise OSError(error, f"{bond}: coupled_control {value} refused")
+    return read_coupled_control(bond)
+
+
+def lacp_independent_main(bonds: list[str]) -> int:
+    """`dpctl_gpu_nic.py --lacp-independent BOND...` (each bond down): one line per bond,
+    ``BOND independent`` or ``BOND coupled (kernel has no coupled_control)``; 1 on an error.
+    The lab's server images run this between creating their bonds and bringing them up."""
+    for bond in bonds:
+        try:
+            independent = set_coupled_control(bond) == 0
+        except OSError as exc:
+            print(f"{bond}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{bond} {INDEPENDENT if independent else COUPLED}")
+    return 0
+
+
 # -- reading state -----------------------------------------------------------------------
 def run_cmd(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
@@ -112,8 +217,11 @@ def _json(run: Run, argv: list[str]) -> list[dict[str, Any]]:
     return data if isinstance(data, list) else []
 
 
-def read_state(run: Run, nics: list[dict[str, Any]]) -> dict[str, Any]:
-    """Everything the planner looks at, in a few `ip -j` calls."""
+def read_state(
+    run: Run, nics: list[dict[str, Any]], control: Any = read_coupled_control
+) -> dict[str, Any]:
+    """Everything the planner looks at, in a few `ip -j` calls (and, for each LACP bond, its
+    coupled_control over netlink: ``control(bond)``)."""
     links = {link["ifname"]: link for link in _json(run, ["ip", "-j", "-d", "link", "show"])}
     addrs = {a["ifname"]: a.get("addr_info", []) for a in _json(run, ["ip", "-j", "addr", "show"])}
     rules = _json(run, ["ip", "-j", "-4", "rule", "show"])
@@ -124,6 +232,11 @@ def read_state(run: Run, nics: list[dict[str, Any]]) -> dict[str, Any]:
         if nic["bond"] in links:
             _, out, _ = run(["tc", "filter", "show", "dev", nic["bond"], "egress"])
             filters[nic["bond"]] = out
+    coupled = {
+        nic["bond"]: control(nic["bond"])
+        for nic in nics
+        if _info_data(links.get(nic["bond"], {})).get("mode") == "802.3ad"
+    }
     return {
         "links": links,
         "addrs": addrs,
@@ -132,7 +245,13 @@ def read_state(run: Run, nics: list[dict[str, Any]]) -> dict[str, Any]:
         "clsact": sorted(q["dev"] for q in qdiscs if q.get("kind") == "clsact"),
         "filters": filters,
         "pings": keepalive_processes(),
+        "coupled": coupled,
     }
+
+
+def _info_data(link: dict[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = link.get("linkinfo", {}).get("info_data", {})
+    return data
 
 
 def keepalive_processes() -> list[list[str]]:
@@ -216,10 +335,14 @@ def plan_nic(state: dict[str, Any], nic: dict[str, Any], p: dict[str, Any]) -> d
             reasons.append(f"{bond}: recreate ({', '.join(wrong)})")
             ip_cmds.append(f"link del {bond}")
             link, fresh = None, True
+    independent_after = None
     if link is None:
         fresh = True
         reasons.append(f"{bond}: create bond ({opt_text})")
         ip_cmds.append(f"link add {bond} type bond {opt_text}")
+        if options.get("mode") == "802.3ad":
+            # set while the new bond is down, before its ports, address and routes
+            independent_after = len(ip_cmds)
     for port in ports:
         if port not in links:
             raise RuntimeError(f"{bond}: port {port} does not exist on this server")
@@ -287,7 +410,23 @@ def plan_nic(state: dict[str, Any], nic: dict[str, Any], p: dict[str, Any]) -> d
     start_ping = ping not in state["pings"]
     if start_ping:
         reasons.append(f"keep-alive {' '.join(ping)}")
-    return {"ip": ip_cmds, "tc": tc_cmds, "ping": ping if start_ping else None, "why": reasons}
+    return {
+        "ip": ip_cmds,
+        "tc": tc_cmds,
+        "ping": ping if start_ping else None,
+        "why": reasons,
+        "independent_after": independent_after,
+    }
+
+
+COUPLED_RUNNING = "coupled (a running bond changes at the next boot: the bond must be down)"
+
+
+def lacp_control_text(value: int | None) -> str:
+    """What a LACP bond's coupled_control means for the operator."""
+    if value == 0:
+        return INDEPENDENT
+    return COUPLED if value is None else COUPLED_RUNNING
 
 
 # -- RoCE host settings ---------------------------------------------------------------------
@@ -692,22 +831,49 @@ def networkd_runs(root: str) -> bool:
     )
 
 
-def apply_persistent(run: Run, root: str) -> dict[str, Any]:
+def apply_persistent(
+    run: Run, root: str, control: Any = read_coupled_control, set_control: Any = None
+) -> dict[str, Any]:
     """What a boot does: the persistent files, and nothing else, programmed into the kernel
-    (networkd reads its own files when it runs; the extras are applied here in both cases)."""
+    (networkd reads its own files when it runs; the extras are applied here in both cases).
+
+    networkd has no setting for LACP independent control and creates the bonds before this
+    runs, so a LACP bond that exists with coupled control is taken down, set and brought up
+    here (at boot, before any workload); configure then restores what going down removed
+    (routes through the bond)."""
     files = read_persistent(root)
     if EXTRAS not in files:
         raise RuntimeError(f"no persistent GPU NIC configuration under {root}")
     p = params_from_persistent(files)
     if networkd_runs(root):
         networkd_reload(run, [n["bond"] for n in p["nics"]])
-    return configure(run, p, check=False)
+    coupled = read_state(run, p["nics"], control)["coupled"]
+    for bond in sorted(b for b, value in coupled.items() if value == 1):
+        bounce_independent(run, bond, set_control or set_coupled_control)
+    return configure(run, p, check=False, control=control, set_control=set_control)
+
+
+def bounce_independent(run: Run, bond: str, set_control: Any) -> None:
+    """Down, coupled_control 0, up: what changing the control of an existing bond takes."""
+    for step in ("down", "control", "up"):
+        if step == "control":
+            set_control(bond)
+            continue
+        rc, _, err = run(["ip", "link", "set", bond, step])
+        if rc != 0:
+            raise RuntimeError(f"ip link set {bond} {step}: {err.strip()}")
 
 
 # -- applying ---------------------------------------------------------------------------
-def apply_plan(run: Run, plan: dict[str, Any]) -> None:
-    if plan["ip"]:
-        rc, _, err = run(["ip", "-batch", "-"], "\n".join(plan["ip"]) + "\n")
+def apply_plan(run: Run, bond: str, plan: dict[str, Any], set_control: Any = None) -> None:
+    cut = plan.get("independent_after")
+    batches = [plan["ip"]] if cut is None else [plan["ip"][:cut], plan["ip"][cut:]]
+    for number, batch in enumerate(batches):
+        if number == 1:  # the bond was just created, still down
+            (set_control or set_coupled_control)(bond)
+        if not batch:
+            continue
+        rc, _, err = run(["ip", "-batch", "-"], "\n".join(batch) + "\n")
         if rc != 0:
             raise RuntimeError(f"ip -batch failed: {err.strip()}")
     if plan["tc"]:
@@ -730,14 +896,18 @@ APPLY_SETTLE_S = 10.0
 
 
 def wait_applied(
-    run: Run, p: dict[str, Any], sleep: Any = time.sleep, clock: Any = time.monotonic
+    run: Run,
+    p: dict[str, Any],
+    sleep: Any = time.sleep,
+    clock: Any = time.monotonic,
+    control: Any = read_coupled_control,
 ) -> dict[str, list[str]]:
     """What is still not as intended after applying, once it reads back or after
     APPLY_SETTLE_S (then the leftovers, an error); nothing is applied again meanwhile."""
     deadline = clock() + APPLY_SETTLE_S
     while True:
         sleep(0.2)
-        state = read_state(run, p["nics"])
+        state = read_state(run, p["nics"], control)
         left = {n["bond"]: plan_nic(state, n, p)["why"] for n in p["nics"]}
         left = {b: w for b, w in left.items() if w}
         if not left or clock() >= deadline:
@@ -751,9 +921,20 @@ def networkd_reload(run: Run, bonds: list[str]) -> None:
             raise RuntimeError(f"{' '.join(argv)}: {err.strip()}")
 
 
-def configure(run: Run, p: dict[str, Any], check: bool, root: str | None = None) -> dict[str, Any]:
+def configure(
+    run: Run,
+    p: dict[str, Any],
+    check: bool,
+    root: str | None = None,
+    control: Any = read_coupled_control,
+    set_control: Any = None,
+) -> dict[str, Any]:
     """With ``root``, the persistent files are written first and what is applied is read
-    back from them (so the runtime state is exactly what the next boot will build)."""
+    back from them (so the runtime state is exactly what the next boot will build).
+
+    A LACP bond this creates gets independent control while it is still down; a running
+    one keeps what it has (changing it takes the bond down) and is reported, to change at
+    the next boot (``apply_persistent``)."""
     persisted: list[str] = []
     if root is not None:
         persisted = persist(root, render_persistent(p), check)
@@ -761,16 +942,24 @@ def configure(run: Run, p: dict[str, Any], check: bool, root: str | None = None)
             if persisted and networkd_runs(root):
                 networkd_reload(run, [n["bond"] for n in p["nics"]])
             p = {**p, **params_from_persistent(read_persistent(root))}
-    state = read_state(run, p["nics"])
+    state = read_state(run, p["nics"], control)
     plans = {nic["bond"]: plan_nic(state, nic, p) for nic in p["nics"]}
     changed = any(pl["why"] for pl in plans.values())
+    lacp = {
+        bond: f"{INDEPENDENT} (on creation)"
+        if pl["independent_after"] is not None
+        else lacp_control_text(state["coupled"].get(bond))
+        for bond, pl in plans.items()
+        if pl["independent_after"] is not None or bond in state["coupled"]
+    }
     if not check:
-        for plan in plans.values():
-            apply_plan(run, plan)
+        for bond, plan in plans.items():
+            apply_plan(run, bond, plan, set_control)
         if changed:
-            left = wait_applied(run, p)
+            left = wait_applied(run, p, control=control)
             if left:
                 raise RuntimeError(f"did not converge: {json.dumps(left, sort_keys=True)}")
+            lacp = {bond: lacp_control_text(control(bond)) for bond in lacp}
     roce = p.get("roce") or {}
     roce_results = []
     skipped: list[str] = []
@@ -789,6 +978,7 @@ def configure(run: Run, p: dict[str, Any], check: bool, root: str | None = None)
         "keepalives_started": [" ".join(pl["ping"]) for pl in plans.values() if pl["ping"]],
         "roce": roce_results,
         "roce_skipped": skipped,
+        "lacp_control": lacp,
     }
 
 
@@ -848,11 +1038,14 @@ def boot_main(argv: list[str]) -> int:
     except (RuntimeError, ValueError, OSError, KeyError) as exc:
         print(f"dpctl-gpu-nic: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps({"changed": result["changed"], "nics": result["nics"]}, sort_keys=True))
+    keys = ("changed", "nics", "lacp_control")
+    print(json.dumps({key: result[key] for key in keys}, sort_keys=True))
     return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--apply-persistent":
         sys.exit(boot_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--lacp-independent":
+        sys.exit(lacp_independent_main(sys.argv[2:]))
     main()

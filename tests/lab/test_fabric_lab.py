@@ -27,7 +27,8 @@ import pytest
 
 from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
 from controller.drain import DrainRefused, drain, undrain
-from controller.lab import LabSession, bond_control, run_probe, stop_probe
+from controller.lab import LabSession, run_probe, stop_probe
+from controller.labfabric import gpu_nic_module
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
 from controller.verify import Check, verify
@@ -76,7 +77,8 @@ def test_lacp_servers_run_independent_control_where_the_kernel_has_it(lab: Lab) 
         )[:3]
     assert out.strip().isdigit(), (rc, out, err)
     has_it = int(out.strip()) > 0
-    control = bond_control.INDEPENDENT if has_it else bond_control.COUPLED
+    nic = gpu_nic_module()
+    control = nic.INDEPENDENT if has_it else nic.COUPLED
     found = set(lab.up["servers"].values())
     assert found == {f"provisioned; LACP control: {control}"}, lab.up["kernel"]
 

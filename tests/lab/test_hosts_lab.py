@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,12 @@ def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
     assert any("REACHABLE" in n for n in names) and any("peer" in n for n in names)
     if lab.mode == "evpn-mh":
         assert any("LACP aggregated" in n for n in names)
+        # bonds the module created got independent control while down (the lab's guest
+        # kernels have the option: test_fabric_lab checks that against their bonding module)
+        bonds = {f"gpu{nic.rail}" for nic in lab.fabric.servers[0].nics}
+        for host in body["hosts"].values():
+            assert host["lacp_control"] == dict.fromkeys(bonds, "independent"), host
+        assert _coupled_control(lab) == {s.name: {b: 0 for b in bonds} for s in lab.fabric.servers}
     cli = run_cli("hosts", "verify", "-f", str(lab.intent), "--json")
     assert cli.exit_code == 0 and json.loads(cli.stdout)["ok"], cli.stdout
 
@@ -173,6 +180,29 @@ def _config_root(lab: Lab, server: str) -> str:
     return config_root(lab.fabric, lab.state_dir).replace("{{ inventory_hostname }}", server)
 
 
+def _coupled_control(lab: Lab, value: int | None = None, server: str = "") -> dict[str, Any]:
+    """Each server's LACP bonds' coupled_control, read back over netlink by the module the
+    server runs (its applier copy); with ``value``, first set to it on ``server`` (bond down,
+    set, up: as networkd leaves a bond at boot, when ``value`` is 1)."""
+    out: dict[str, Any] = {}
+    with lab.session() as s:
+        for srv in lab.fabric.servers:
+            module = f"{_config_root(lab, srv.name)}/usr/local/lib/dpctl"
+            bonds = [f"gpu{nic.rail}" for nic in srv.nics]
+            code = f"import sys; sys.path.insert(0, {module!r}); import dpctl_gpu_nic as m; "
+            if value is not None and srv.name == server:
+                code += "".join(
+                    f"import subprocess as sp; sp.run(['ip','link','set',{b!r},'down'],check=True)"
+                    f"; m.set_coupled_control({b!r}, {value})"
+                    f"; sp.run(['ip','link','set',{b!r},'up'],check=True); "
+                    for b in bonds
+                )
+            code += "import json; "
+            code += f"print(json.dumps({{b: m.read_coupled_control(b) for b in {bonds!r}}}))"
+            out[srv.name] = json.loads(s.check(srv.name, f"python3 -c {shlex.quote(code)}"))
+    return out
+
+
 def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
     """What a reboot loses: bonds deleted, ports' addresses and MTU reset and down, the NICs'
     rules and tables flushed, the keep-alives (processes of this namespace) gone."""
@@ -204,30 +234,45 @@ def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None
     verify` passes and a configure would change nothing."""
     victim = lab.fabric.servers[0].name
     root = _config_root(lab, victim)
+    applier = f"python3 {root}/usr/local/lib/dpctl/dpctl_gpu_nic.py --apply-persistent {root}"
     with lab.session() as s:
         files = s.check(victim, f"ls {root}/etc/systemd/network {root}/etc/dpctl")
     assert "60-dpctl-gpu1.netdev" in files and "gpu-nic.json" in files
+    if lab.mode == "evpn-mh":
+        # as networkd leaves them at boot: the bonds up, configured, with coupled control
+        # (networkd has no setting for it); the applier takes each down, sets it, and
+        # restores what going down removed
+        flipped = _coupled_control(lab, 1, victim)[victim]
+        assert set(flipped.values()) == {1}, flipped
+        with lab.session() as s:
+            body = json.loads(s.check(victim, applier))
+        assert body["changed"] is True  # the routes through the bonds came back
+        assert set(body["lacp_control"].values()) == {"independent"}, body
+        assert set(_coupled_control(lab)[victim].values()) == {0}
+        _wait_verified(lab, victim)
     wiped, pings_left = _wipe_runtime(lab, victim)
     assert "gpu1" not in wiped and "lookup 101" not in wiped, wiped
     assert pings_left.split() == [], pings_left  # no keep-alive left
     start = time.monotonic()
     with lab.session() as s:
-        out = s.check(
-            victim, f"python3 {root}/usr/local/lib/dpctl/dpctl_gpu_nic.py --apply-persistent {root}"
-        )
+        out = s.check(victim, applier)
     TIMES[f"{lab.mode} boot applier"] = time.monotonic() - start
     assert json.loads(out)["changed"] is True
-    deadline = time.monotonic() + 90  # the leaves relearn the NICs (keep-alive, LACP)
-    while True:
-        hv = run_hosts(lab.fabric, "verify", server=victim)
-        if hv.ok or time.monotonic() > deadline:
-            break
-        time.sleep(5)
+    _wait_verified(lab, victim)
     TIMES[f"{lab.mode} back in service after boot applier"] = time.monotonic() - start
-    assert hv.ok, {n: h.message for n, h in hv.hosts.items()}
     cli = run_cli("hosts", "verify", "-f", str(lab.intent), "--json")
     assert cli.exit_code == 0 and json.loads(cli.stdout)["ok"], cli.stdout
     assert run_hosts(lab.fabric, "configure", check=True).changed == 0
+
+
+def _wait_verified(lab: Lab, server: str) -> None:
+    deadline = time.monotonic() + 90  # the leaves relearn the NICs (keep-alive, LACP)
+    while True:
+        hv = run_hosts(lab.fabric, "verify", server=server)
+        if hv.ok or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    assert hv.ok, {n: h.message for n, h in hv.hosts.items()}
 
 
 def test_lab_down_leaves_nothing(lab: Lab) -> None:

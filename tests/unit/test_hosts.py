@@ -297,6 +297,7 @@ def _bare_state(nic: dict[str, Any]) -> dict[str, Any]:
         "clsact": [],
         "filters": {},
         "pings": [],
+        "coupled": {},
     }
 
 
@@ -331,6 +332,8 @@ def _converged(p: dict[str, Any], nic: dict[str, Any]) -> dict[str, Any]:
             "\tindex 2 ref 1 bind 1\n"
         )
     state["pings"] = [NIC.keepalive_argv(nic, p["arp_keepalive_s"])]
+    if p["bond_options"]["mode"] == "802.3ad":
+        state["coupled"] = {bond: 0}
     return state
 
 
@@ -342,11 +345,16 @@ def test_plan_from_bare_matches_reference_script(mode: str) -> None:
     script = server_setup_script(fabric, fabric.servers[0])
     names = (nic["bond"], *nic["ports"], nic["ip"])
     reference = [x for x in script.splitlines() if any(f" {n} " in f"{x} " for n in names)]
-    # the lab's servers also run bond_control.py (independent LACP control where the kernel
-    # has it); the module does not set it yet (README: "Independent LACP control")
+    # both set independent LACP control on a new bond while it is down: the lab's image runs
+    # the module itself for that (`--lacp-independent`), right after creating its bonds
     ref_ip = [x for x in reference if not x.startswith(("qdisc", "filter", "setsid", "python3"))]
     ours = [x.replace("route replace", "route add") for x in plan["ip"]]
     assert ours == ref_ip
+    if mode == "evpn-mh":
+        assert plan["independent_after"] == 1 and ours[0].startswith(f"link add {nic['bond']} ")
+        assert f"python3 - --lacp-independent {nic['bond']} " in script
+    else:
+        assert plan["independent_after"] is None and "--lacp-independent" not in script
     assert plan["tc"] == [x for x in reference if x.startswith(("qdisc", "filter"))]
     assert plan["ping"] == NIC.keepalive_argv(nic, 2)
 
@@ -355,7 +363,82 @@ def test_plan_from_bare_matches_reference_script(mode: str) -> None:
 def test_converged_state_plans_nothing(mode: str) -> None:
     p, nic = _params(mode)
     plan = NIC.plan_nic(_converged(p, nic), nic, p)
-    assert plan == {"ip": [], "tc": [], "ping": None, "why": []}
+    assert plan == {"ip": [], "tc": [], "ping": None, "why": [], "independent_after": None}
+
+
+class FakeServer:
+    """`ip` and the bonds' coupled_control as a kernel with the option keeps them: records
+    every command and control change in order."""
+
+    def __init__(self, links: dict[str, Any], coupled: dict[str, int]) -> None:
+        self.links, self.coupled = links, coupled
+        self.log: list[str] = []
+
+    def run(self, argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
+        if argv[:3] == ["ip", "-j", "-d"]:
+            return 0, json.dumps(list(self.links.values())), ""
+        if argv[:2] == ["ip", "-batch"]:
+            self.log += (stdin or "").splitlines()
+        elif argv[:2] == ["ip", "link"]:
+            self.log.append(" ".join(argv))
+        return 0, "[]" if "-j" in argv else "", ""
+
+    def control(self, bond: str) -> int | None:
+        return self.coupled.get(bond)
+
+    def set_control(self, bond: str, value: int = 0) -> int | None:
+        self.log.append(f"coupled_control {value} {bond}")
+        self.coupled[bond] = value
+        return value
+
+
+def test_a_new_lacp_bond_gets_independent_control_while_it_is_still_down() -> None:
+    p, nic = _params("evpn-mh")
+    bond = nic["bond"]
+    plan = NIC.plan_nic(_bare_state(nic), nic, p)
+    server = FakeServer({}, {})
+    NIC.apply_plan(server.run, bond, plan, server.set_control)
+    at = server.log.index(f"coupled_control 0 {bond}")
+    assert server.log[:at] == [plan["ip"][0]]  # after `link add`, before ports, address, up
+    assert server.log[at + 1 :] == plan["ip"][1:]
+    assert any(line.endswith(" up") for line in server.log[at + 1 :])
+
+
+def test_a_running_coupled_bond_is_reported_not_bounced_and_changes_at_boot(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Changing a bond's control takes it down, and down drops the routes through it: a
+    configure of a running server only reports it; the boot-time applier does it."""
+    p, nic = _params("evpn-mh")
+    p = {**p, "nics": [nic], "roce": {"enabled": False}}
+    bond = nic["bond"]
+    converged = _converged(p, nic)
+    server = FakeServer(converged["links"], {bond: 1})
+
+    def read_state(run: Any, nics: Any, control: Any = None) -> dict[str, Any]:
+        return {**converged, "coupled": {bond: server.control(bond)}}
+
+    monkeypatch.setattr(NIC, "read_state", read_state)
+    result = NIC.configure(server.run, p, check=False, control=server.control)
+    assert server.log == [] and result["changed"] is False
+    assert result["lacp_control"] == {bond: NIC.COUPLED_RUNNING}
+    assert "next boot" in NIC.COUPLED_RUNNING
+
+    monkeypatch.setattr(NIC, "read_persistent", lambda root: NIC.render_persistent(p))
+    boot = NIC.apply_persistent(server.run, str(tmp_path), server.control, server.set_control)
+    assert server.log == [
+        f"ip link set {bond} down",
+        f"coupled_control 0 {bond}",
+        f"ip link set {bond} up",
+    ]
+    assert boot["lacp_control"] == {bond: NIC.INDEPENDENT}
+    # a kernel without the option: nothing to do, said so
+    assert NIC.lacp_control_text(None) == NIC.COUPLED
+
+
+def test_lacp_independent_names_a_bond_it_cannot_set(capsys: pytest.CaptureFixture[str]) -> None:
+    assert NIC.lacp_independent_main(["dpctl-no-such-bond"]) == 1
+    assert capsys.readouterr().err.startswith("dpctl-no-such-bond: ")
 
 
 def test_drift_plans_only_the_fix() -> None:

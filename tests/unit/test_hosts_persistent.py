@@ -144,7 +144,7 @@ def test_configure_with_root_applies_what_the_files_say(
     nic = p["nics"][0]
     p = {**p, "nics": [nic], "roce": {"enabled": False}}
     applied: list[dict[str, Any]] = []
-    monkeypatch.setattr(NIC, "apply_plan", lambda run, plan: applied.append(plan))
+    monkeypatch.setattr(NIC, "apply_plan", lambda run, bond, plan, sc: applied.append(plan))
     monkeypatch.setattr(NIC, "persist", lambda root, want, check: ["persistent (test)"])
     edited = dict(NIC.render_persistent(p))
     net = f"etc/systemd/network/60-dpctl-{nic['bond']}.network"
@@ -196,7 +196,7 @@ def test_configure_waits_for_the_keepalive_to_show(monkeypatch: pytest.MonkeyPat
     reads = [0]
     ping = NIC.keepalive_argv(nic, p["arp_keepalive_s"])
 
-    def read_state(run: Any, nics: Any) -> dict[str, Any]:
+    def read_state(run: Any, nics: Any, control: Any = None) -> dict[str, Any]:
         reads[0] += 1
         from tests.unit.test_hosts import _converged
 
