@@ -27,9 +27,11 @@ the pair verifies the server (peer-active, not on hold for long: ``pair_confirms
 the pair no longer verifies goes back to the kernel to verify at once (a NOARP entry ignores
 every ARP: ``Synced`` says why that matters), and so does one whose server's ARP reaches
 this leaf (``ArpWatch``: a raw socket on each ES member); one zebra no longer lists is
-removed. A server whose ES bond here does not serve it (its ARP all goes to the pair) is
-installed on zebra's word alone: this leaf cannot verify it, and zebra's own STALE re-install
-of it (at the end of its 18 min hold timer) would be probed and fail (``_verified_here``).
+removed, though not while this leaf's own BGP EVPN is settling (its bgpd restarted: zebra
+forgot every sync; ``EVPN_SETTLE_S``). A server whose ES bond here does not serve it (its
+ARP all goes to the pair) is installed on zebra's word alone: this leaf cannot verify it,
+and zebra's own STALE re-install of it (at the end of its 18 min hold timer) would be
+probed and fail (``_verified_here``).
 
 EVPN-MH segments (``segments``: ES bond -> its member port and the server addresses behind it):
 the pair syncs the server's ARP entry, so a leaf whose own link to the server is gone still
@@ -912,19 +914,73 @@ def pair_confirms(entry: dict[str, Any]) -> bool:
     return held is None or held < HANDBACK_HOLD_S
 
 
-def zebra_synced(evpn_svis: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
+EVPN_SETTLE_S = 10.0
+"""How long this leaf's BGP EVPN must have been up before zebra's word about the pair
+counts against an entry (``Synced.apply``). When bgpd goes, zebra drops its whole EVPN
+state (zebra/zebra_vxlan.c, ``zebra_evpn_vrf_cfg_cleanup`` on the client's close:
+advertise-all-vni off, every VNI's MACs and neighbours cleaned up) and builds it again
+once a bgpd registers; the pair's syncs come back only once the sessions are up and the
+routes in."""
+
+
+ZEBRA_ASK = ("show evpn arp-cache vni all detail json", "show bgp l2vpn evpn summary json")
+"""What the agent asks zebra and bgpd, in one vtysh (its start costs most of the CPU): the
+synced entries first, so a bgpd that is not running spoils only the second answer."""
+
+
+def json_documents(text: str) -> list[Any]:
+    """The JSON documents vtysh printed one after the other, up to the first that is not
+    JSON (a daemon's error message)."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return found
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return found
+        found.append(value)
+
+
+def evpn_up_for(summary: Any) -> float:
+    """Seconds this leaf's longest-established BGP EVPN session has been up
+    (``show bgp l2vpn evpn summary json``: its peers' state and peerUptimeMsec, which bgpd
+    resets on every state change), 0 with none established or no answer."""
+    if not isinstance(summary, dict):
+        return 0.0
+    peers = summary.get("peers")
+    if not isinstance(peers, dict):  # an address family's object around it
+        nested = [v.get("peers") for v in summary.values() if isinstance(v, dict)]
+        peers = next((p for p in nested if isinstance(p, dict)), {})
+    ups = [
+        float(peer.get("peerUptimeMsec", 0)) / 1000.0
+        for peer in peers.values()
+        if isinstance(peer, dict) and peer.get("state") == "Established"
+    ]
+    return max(ups, default=0.0)
+
+
+def zebra_answer(
+    evpn_svis: dict[str, str],
+) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
+    """zebra's synced entries (``zebra_synced``) and how long this leaf's BGP EVPN has
+    been up (``evpn_up_for``), from one vtysh."""
+    args = [arg for command in ZEBRA_ASK for arg in ("-c", command)]
+    out = subprocess.run(["vtysh", *args], capture_output=True, text=True, check=False).stdout
+    documents = json_documents(out or "")
+    data = documents[0] if documents else {}
+    summary = documents[1] if len(documents) > 1 else None
+    return zebra_synced(data, evpn_svis), evpn_up_for(summary)
+
+
+def zebra_synced(data: Any, evpn_svis: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
     """(ip, SVI) -> zebra's entry (MAC lower case) of every IPv4 neighbour zebra holds as
-    local (learned here, or synced by the pair)."""
-    out = subprocess.run(
-        ["vtysh", "-c", "show evpn arp-cache vni all detail json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    try:
-        data = json.loads(out or "{}")
-    except ValueError:
-        return {}
+    local (learned here, or synced by the pair), from ``show evpn arp-cache vni all detail
+    json``."""
     result: dict[tuple[str, str], dict[str, Any]] = {}
     for vni, entries in data.items() if isinstance(data, dict) else []:
         svi = evpn_svis.get(str(vni), "")
@@ -977,7 +1033,9 @@ class Synced:
     before they fail (3 s). Left STALE, an entry is probed only when traffic uses it: on the
     lab's idle fabric after a deploy it was not, and the other leaf's /32 stayed missing.
     One zebra no longer lists at all is deleted. The server's ARP reaching this leaf hands
-    the entry back at once (ArpWatch), whatever zebra says."""
+    the entry back at once (ArpWatch), whatever zebra says. Until this leaf's BGP EVPN has
+    been up EVPN_SETTLE_S (its bgpd restarted: zebra forgets every sync and starts each
+    hold then), zebra's word adds entries but takes none away."""
 
     def __init__(self, evpn_svis: dict[str, str]) -> None:
         self.evpn_svis = evpn_svis
@@ -996,7 +1054,12 @@ class Synced:
         proxies it) while this kernel had no usable entry of it."""
         self.lock = threading.Lock()
         self.hold_ends: float = float("inf")
-        """When the first entry on hold stops counting as verified (time.monotonic)."""
+        """When the first entry on hold stops counting as verified (time.monotonic), or,
+        while ``settling``, when zebra is to be asked again."""
+        self.settling = False
+        """Whether this leaf's BGP EVPN was up for less than EVPN_SETTLE_S when zebra was
+        last asked (its bgpd restarted, or its sessions are not up): zebra's word then adds
+        entries and takes none away (``apply``)."""
 
     def unproven(self, entries: list[dict[str, Any]], now: float) -> set[str]:
         """Addresses of entries the agent created in PROBE not yet answered: no /32 for
@@ -1045,15 +1108,20 @@ class Synced:
         for key in quiet:  # the kernel's now, to verify: not ours to put back
             self.installed.pop(key, None)
         if ask_zebra:
-            answer = zebra_synced(self.evpn_svis)
-            self.last_answer = {k: e["mac"] for k, e in answer.items() if pair_confirms(e)}
+            answer, up_for = zebra_answer(self.evpn_svis)
+            self.settling = up_for < EVPN_SETTLE_S
+            confirmed = {k: e["mac"] for k, e in answer.items() if pair_confirms(e)}
+            if self.settling:  # zebra's silence is not the pair's: keep what stands
+                confirmed = {**self.installed, **self.last_answer, **confirmed}
+                answer = {k: e for k, e in answer.items() if k not in confirmed}
+            self.last_answer = confirmed
             self.last_unverified = {
                 k: e["mac"] for k, e in answer.items() if k not in self.last_answer
             }
             holds = [held_for(e) for k, e in answer.items() if k in self.last_answer]
             self.hold_ends = min(
                 (now + HANDBACK_HOLD_S - held + 1.0 for held in holds if held is not None),
-                default=float("inf"),
+                default=now + EVPN_SETTLE_S if self.settling else float("inf"),
             )
         trusted = dict(self.last_answer)
         trusted.update({k: m for k, m in self.last_unverified.items() if k[0] in cannot_verify})

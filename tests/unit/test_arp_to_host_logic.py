@@ -359,6 +359,8 @@ def test_verified_here_names_only_what_this_leafs_kernel_verified(
 
 
 ZEBRA_SYNCED = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
+SETTLED = 3600.0
+"""Seconds this leaf's BGP EVPN has been up, in the tests that are not about a restart."""
 
 
 def _synced(
@@ -370,7 +372,7 @@ def _synced(
     flags = {"peerActive": True} if verified else {"localInactive": True}
     answer = {k: {"type": "local", "mac": mac, **flags} for k, mac in ZEBRA_SYNCED.items()}
     monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
-    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: dict(answer))
+    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: (dict(answer), SETTLED))
     return arp_to_host.Synced({"10000": "vlan1001"}), batches
 
 
@@ -439,7 +441,7 @@ def test_stale_reinstall_over_an_entry_the_leaf_had_learned_is_replaced(
     synced, batches = _synced(monkeypatch)
     synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True)
     assert batches == [] and synced.installed == {}
-    monkeypatch.setattr(arp_to_host, "zebra_synced", lambda svis: pytest.fail("asked zebra"))
+    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: pytest.fail("asked zebra"))
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
     # a failed entry the agent never installed waits for zebra's next answer
@@ -476,22 +478,97 @@ DETAIL = {
 }
 
 
-def test_zebra_synced_reads_the_detail_of_each_local_ipv4_entry(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+# `show bgp l2vpn evpn summary json` of FRR 8.4 (bgpd/bgp_vty.c, bgp_show_summary; the
+# fields the agent reads: each peer's state and peerUptimeMsec)
+SUMMARY = {
+    "routerId": "10.0.0.11",
+    "peers": {
+        "swp51": {"state": "Established", "peerUptimeMsec": 42000, "pfxRcd": 8},
+        "swp52": {"state": "Established", "peerUptimeMsec": 7000, "pfxRcd": 8},
+        "swp53": {"state": "Active", "peerUptimeMsec": 900000},
+    },
+}
+
+
+def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
+    out = [json.dumps(DETAIL) + "\n" + json.dumps(SUMMARY) + "\n"]
 
     def run(cmd: list[str], **_: Any) -> Any:
         seen.append(cmd)
-        return type("Done", (), {"stdout": json.dumps(DETAIL)})()
+        return type("Done", (), {"stdout": out[0]})()
 
     monkeypatch.setattr(arp_to_host.subprocess, "run", run)
-    got = arp_to_host.zebra_synced({"10000": "vlan1001", "20000": "vlan1002"})
-    assert seen == [["vtysh", "-c", "show evpn arp-cache vni all detail json"]]
+    got, up_for = arp_to_host.zebra_answer({"10000": "vlan1001", "20000": "vlan1002"})
+    assert seen == [
+        [
+            "vtysh",
+            "-c",
+            "show evpn arp-cache vni all detail json",
+            "-c",
+            "show bgp l2vpn evpn summary json",
+        ]
+    ]
+    assert up_for == 42.0  # the longest-established session
     assert sorted(got) == [("10.100.0.2", "vlan1001"), ("10.100.0.3", "vlan1001")]
     first, stale = got[("10.100.0.2", "vlan1001")], got[("10.100.0.3", "vlan1001")]
     assert first["mac"] == "f6:39:47:bf:45:01" and arp_to_host.pair_confirms(first)
     assert not arp_to_host.pair_confirms(stale)  # the 6.12 lab's stale one
+    # bgpd not running: zebra's answer stands, the EVPN is not up
+    out[0] = json.dumps(DETAIL) + "\n% bgpd is not running\n"
+    got, up_for = arp_to_host.zebra_answer({"10000": "vlan1001"})
+    assert len(got) == 2 and up_for == 0.0
+    out[0] = ""  # vtysh answered nothing at all
+    assert arp_to_host.zebra_answer({"10000": "vlan1001"}) == ({}, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("summary", "up_for"),
+    [
+        (SUMMARY, 42.0),
+        ({"l2VpnEvpn": SUMMARY}, 42.0),  # inside its address family's object
+        ({"peers": {"swp53": {"state": "Connect", "peerUptimeMsec": 5000}}}, 0.0),
+        ({"peers": {}}, 0.0),
+        (None, 0.0),
+        ([1, 2], 0.0),
+    ],
+)
+def test_evpn_up_for_reads_the_longest_established_session(summary: Any, up_for: float) -> None:
+    assert arp_to_host.evpn_up_for(summary) == up_for
+
+
+def test_a_restarted_bgpd_takes_no_entry_away_until_its_evpn_settles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """zebra drops its whole EVPN state when bgpd goes (zebra_evpn_vrf_cfg_cleanup) and
+    lists the pair's syncs again only once the new bgpd's sessions are up: its silence, or a
+    hold it started itself, is not the pair's word. The bench's FRR crash (6.1 lab,
+    2026-12-04) lost 3.1 s into the crashed leaf's servers."""
+    synced, batches = _synced(monkeypatch)
+    answer: dict[tuple[str, str], dict[str, Any]] = {}
+    up = [0.0]
+    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: (dict(answer), up[0]))
+    synced.installed = dict(ZEBRA_SYNCED)  # the agent's entry, the pair verifies the server
+    ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
+    assert not synced.apply(ours, ask_zebra=True, now=100.0)  # bgpd gone: zebra lists nothing
+    assert batches == [] and synced.installed == ZEBRA_SYNCED and synced.settling
+    assert synced.next_ask(100.0) == 100.0 + arp_to_host.EVPN_SETTLE_S
+    # the new bgpd registered: zebra lists it again, its hold long over (started at the crash)
+    held = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
+    held["peerActiveHold"] = _left(HOLD - 30)
+    answer.update({("10.100.0.2", "vlan1001"): held})
+    up[0] = arp_to_host.EVPN_SETTLE_S - 1
+    assert not synced.apply(ours, ask_zebra=True, now=110.0)
+    assert batches == [] and synced.installed == ZEBRA_SYNCED
+    # settled, and the pair never synced it again: now it is the pair's word
+    up[0] = arp_to_host.EVPN_SETTLE_S
+    assert synced.apply(ours, ask_zebra=True, now=120.0)
+    assert batches[-1][0].endswith("nud probe") and not synced.settling
+    # settled, and zebra no longer lists it at all: deleted
+    answer.clear()
+    synced.installed = dict(ZEBRA_SYNCED)
+    assert synced.apply(ours, ask_zebra=True, now=130.0)
+    assert batches[-1] == ["neigh del 10.100.0.2 dev vlan1001"]
 
 
 HOLD = arp_to_host.NEIGH_HOLD_S
@@ -594,7 +671,7 @@ def test_an_entry_on_hold_is_looked_at_again_when_it_stops_counting(
     held = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
     held["peerActiveHold"] = _left(HOLD - 4)
     monkeypatch.setattr(
-        arp_to_host, "zebra_synced", lambda svis: {("10.100.0.2", "vlan1001"): held}
+        arp_to_host, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): held}, SETTLED)
     )
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
     assert not synced.apply(ours, ask_zebra=True, now=100.0)
