@@ -55,16 +55,18 @@ back to 1 once it does. A gated bond's bridge port also drops what the server se
 server sends as soon as its LACP distributes; LACP changes raise no link event. So while a bond
 is gated a thread of its own (GateWatch) opens the gate through sysfs at once, whatever the
 pass is doing: a pass runs ip and vtysh, seconds in the lab's emulated guest under load, and a
-poll that waited for it lost 3.0 s of a flow in CI. It does not wait for a poll either: it
-listens on the member (a raw socket, TAP_FILTER) for the server's first data frame, which its
-bond sends only on a port that distributes, and for the LACPDU in which the server says it
-collects (Linux sends at most one LACPDU a port every 300 ms, so that can come after the first
-data). It then looks at sysfs every GATE_HURRY_S until this end distributes too (one LACP tick
-at most), and opens the gate. A server with independent control (Linux 6.9+ and Debian's
-6.1.192, ``coupled_control 0``) collects before it distributes and distributes only once it
-hears this end collect, so the gate opens before its first frame; with coupled control it
-distributes as soon as it is in sync, and what it sends before this end collects is lost
-whatever the gate does (about 0.1 s). A sysfs poll every GATE_POLL_S stays as the fallback (no
+poll that waited for it lost 3.0 s of a flow in CI. It opens the gate once this end
+distributes and the server has said it is in sync (``ready_for_the_server``), and does not
+wait for a poll either: it listens on the member (a raw socket, TAP_FILTER) for the server's
+LACPDUs and its first data frame, and then looks at sysfs every GATE_HURRY_S (this end's LACP
+follows the server's within a tick). A server with independent control (Linux 6.9+ and
+Debian's 6.1.192, ``coupled_control 0``) distributes only once it hears this end collect, so
+the gate opens before its first frame; until 2026-12-04 evening the gate also waited for the
+server to say it collects, which Linux's LACPDU rate (3 a second) can delay until the LACPDU
+that says it distributes, and the gate then opened 75 ms after the server's first frame on
+the 6.1 lab. With coupled control the server distributes as soon as it is in sync, and what
+it sends before this end collects is lost whatever the gate does (about 0.1 s). A sysfs
+poll every GATE_POLL_S stays as the fallback (no
 raw socket: no CAP_NET_RAW). Polling alone lost 0.3-0.4 s of the server's flows as its port
 returned after a drain (failure matrix, 2026-12-04). Each gate change is written to the agent's
 log.
@@ -113,6 +115,8 @@ one reconcile a second; link events (carrier) trigger one at once."""
 DEAD_STATES = {"FAILED", "INCOMPLETE", "NONE"}
 PROTO = "static"
 LACP_SYNC = 0x08
+LACP_DEFAULTED = 0x40
+"""The partner's state is the administrative default: no LACPDU of the server heard."""
 LACP_COLLECTING = LACP_SYNC | 0x10
 LACP_SERVING = LACP_COLLECTING | 0x20
 """Port state bits (IEEE 802.1AX): synchronization, collecting, distributing."""
@@ -296,9 +300,9 @@ agent opens the gate. LACP state changes raise no link event, so a resync (RESYN
 have been the wait: 5.4 s lost in the lab. The server's first data frame or its LACPDU
 wakes it sooner (GateWatch)."""
 GATE_HURRY_S = 0.005
-"""After the server's first data frame or a LACPDU in which it says it collects, how
-often the agent looks at sysfs until this end distributes too (its LACP follows within a
-tick, 100 ms in Linux)."""
+"""After the server's first data frame or a LACPDU in which it says it is in sync or
+collects, how often the agent looks at sysfs until this end distributes too (its LACP
+follows within a tick, 100 ms in Linux)."""
 GATE_HURRY_FOR_S = 1.0
 """How long it looks that often after such a frame before it falls back to GATE_POLL_S."""
 ETH_P_ALL = 0x0003
@@ -378,9 +382,12 @@ def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
 
 
 def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
-    """The member has carrier, LACP distributes at this end and the server has said it is in
-    sync: once the server also sends data on the port, it distributes too, even if the LACPDU
-    that says so has not come yet (Linux sends at most one LACPDU a port every 300 ms)."""
+    """The member has carrier, LACP distributes at this end and the server has said, in its
+    own LACPDU, that it is in sync: GateWatch opens the gate then. The server distributes
+    only once it hears that this end collects (independent control) or once it is in sync
+    itself (coupled), and the LACPDU that says it collects may come only with the one that
+    says it distributes (Linux sends at most 3 a second): a gate that waited for it opened
+    after the server's first frames (75 ms of its flow lost on the 6.1 lab, 2026-12-04)."""
     if _sysfs_int(f"{root}/{member}/carrier") != 1:
         return False
     actor, partner = port_states(member, root)
@@ -389,6 +396,7 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
         and partner is not None
         and actor & LACP_SERVING == LACP_SERVING
         and partner & LACP_SYNC == LACP_SYNC
+        and not partner & LACP_DEFAULTED
     )
 
 
@@ -469,25 +477,23 @@ def received(tap: socket.socket, size: int) -> list[bytes]:
 
 
 def read_tap(tap: socket.socket) -> tuple[bool, bool]:
-    """Reads what the tap holds: (a LACPDU in which the server says it is in sync and
-    collecting, so this end serves once it distributes; a data frame, which the server
+    """Reads what the tap holds: (a LACPDU in which the server says it is in sync, so this
+    end serves it once it distributes, within a LACP tick; a data frame, which the server
     sends only on a port that distributes)."""
-    collects = data = False
+    in_sync = data = False
     for frame in received(tap, 256):
         if frame[12:14] == b"\x88\x09":
             state = lacpdu_state(frame)
-            collects = collects or (
-                state is not None and state & LACP_COLLECTING == LACP_COLLECTING
-            )
+            in_sync = in_sync or (state is not None and state & LACP_SYNC == LACP_SYNC)
         else:
             data = True
-    return collects, data
+    return in_sync, data
 
 
 class GateWatch:
-    """Opens each gated ES bond as soon as its member's LACP distributes at both ends, in a
-    thread of its own: never behind a pass, and woken by the server's first data frame or
-    its LACPDU (see the module's docstring)."""
+    """Opens each gated ES bond as soon as its member's LACP distributes at this end and the
+    server says it is in sync, in a thread of its own: never behind a pass, and woken by the
+    server's LACPDU or its first data frame (see the module's docstring)."""
 
     def __init__(
         self,
@@ -502,7 +508,7 @@ class GateWatch:
         """The members of gated bonds that have a tap open, and their taps."""
         self.hurry_until = 0.0
         self.data_seen: set[str] = set()
-        """Members of gated bonds on which the server has sent data."""
+        """Members of gated bonds on which the server has sent data (logged once)."""
         self.wake = threading.Event()
         """Set by the main loop after each pass: a pass may have gated a bond."""
 
@@ -510,11 +516,9 @@ class GateWatch:
         """(bonds opened now, members of bonds still gated): one look at sysfs."""
         opened, waiting = [], []
         for bond, member in gated_members(self.segments, self.root):
-            if lacp_serving_now(member, self.root):
-                open_gate(bond, self.root)
-                opened.append(bond)
-            elif member in self.data_seen and ready_for_the_server(member, self.root):
-                open_gate(bond, self.root, "on the server's data")
+            if ready_for_the_server(member, self.root):
+                serves = lacp_serving_now(member, self.root)
+                open_gate(bond, self.root, "" if serves else "the server in sync")
                 opened.append(bond)
             else:
                 waiting.append(member)
@@ -547,7 +551,7 @@ class GateWatch:
         for member, tap in self.taps.items():
             if tap not in ready:
                 continue
-            collects, data = read_tap(tap)
+            in_sync, data = read_tap(tap)
             if data and member not in self.data_seen:
                 self.data_seen.add(member)
                 here, server = port_states(member, self.root)
@@ -556,7 +560,7 @@ class GateWatch:
                     f" here {here}, the server's as last heard {server})",
                     flush=True,
                 )
-            if collects or data:
+            if in_sync or data:
                 self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
 
     def run(self) -> None:

@@ -855,13 +855,15 @@ def apply_persistent(
 
 def bounce_independent(run: Run, bond: str, set_control: Any) -> None:
     """Down, coupled_control 0, up: what changing the control of an existing bond takes."""
-    for step in ("down", "control", "up"):
-        if step == "control":
-            set_control(bond)
-            continue
-        rc, _, err = run(["ip", "link", "set", bond, step])
-        if rc != 0:
-            raise RuntimeError(f"ip link set {bond} {step}: {err.strip()}")
+    _link_set(run, bond, "down")
+    set_control(bond)
+    _link_set(run, bond, "up")
+
+
+def _link_set(run: Run, link: str, state: str) -> None:
+    rc, _, err = run(["ip", "link", "set", link, state])
+    if rc != 0:
+        raise RuntimeError(f"ip link set {link} {state}: {err.strip()}")
 
 
 # -- applying ---------------------------------------------------------------------------

@@ -412,6 +412,13 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     ("VNI not present", README "EVPN-MH FRR crash"; CI of 2026-12-03): the leaf's agent
     heals that by itself (the next test forces it), so verify must pass whatever the race did.
 
+    The crashed leaf is the one of the pair that holds the agent's entry of a server (its ARP
+    goes to the pair, which verifies it): that entry (or the kernel's probe of it, same MAC)
+    and its /32 must stand throughout. zebra
+    forgets every EVPN sync when bgpd goes (zebra_evpn_vrf_cfg_cleanup), and an agent that
+    took that silence for the pair's deleted such entries or handed them back to be probed,
+    which the server answers to the pair (agent's EVPN_SETTLE_S).
+
     EVPN-MH only, for the suite's time (about 100 s a mode in the guest): graceful restart and
     zebra's retention are the same FRR code in both modes, and EVPN-MH adds its EVPN routes
     and segments. The dual-ARP lab ran it until 2026-12-03 (0 of 1,000 lost, gap 117 ms)."""
@@ -419,8 +426,16 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
         pytest.skip("the same graceful restart as EVPN-MH, which also has EVPN: run there only")
     src, dst = lab.fabric.servers[0], lab.fabric.servers[1]
     nic = src.nics[0]
-    leaf = nic.leaves[0]
-    other_port = nic.ports[1]  # the same NIC's port into the other plane
+    addresses = [server.nics[0].ip for server in lab.fabric.servers]
+    with lab.session() as s:  # the leaf of the pair that holds the agent's entries
+        held = {
+            leaf: [a for a in addresses if "NOARP" in _neigh(s, leaf, a).get("state", [])]
+            for leaf in nic.leaves
+        }
+    side = 0 if held[nic.leaves[0]] else 1
+    leaf = nic.leaves[side]
+    assert held[leaf], held  # every server's ARP goes to one leaf: the other holds its entry
+    other_port = nic.ports[1 - side]  # the same NIC's port into the other plane
     dst_nic = next(n for n in dst.nics if n.rail != nic.rail)
     pid_file = f"/run/frr/{PREFIX}{leaf}/bgpd.pid"
     result: dict[str, Any] = {}
@@ -451,6 +466,14 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
             sender.start()
             time.sleep(8)  # the flow starts (several seconds in the guest)
             s.root_run(f"kill -9 {before}")
+            lapses = []
+            while sender.is_alive():  # the agent's entries and their /32s, about every second
+                for address in held[leaf]:
+                    entry = _neigh(s, leaf, address)  # handed back to probe (PROBE) is fine
+                    dead = set(entry.get("state", [])) & {"FAILED", "INCOMPLETE"}
+                    if not entry.get("lladdr") or dead or not _host_route(s, leaf, address):
+                        lapses.append((round(time.monotonic(), 1), address, entry))
+                time.sleep(1.0)
             sender.join(timeout=120)
         finally:
             s.root_run(f"ip -n {PREFIX}{src.name} link set {other_port} up")
@@ -460,6 +483,7 @@ def test_leaf_keeps_forwarding_while_its_bgpd_crashes(lab: Lab) -> None:
     assert now.isdigit() and now != before, "watchfrr did not start bgpd again"
     assert result["received"] > 0 and result["lost"] <= 5, result
     assert result["max_gap_ms"] < 2000, result  # the margin is for the emulated guest
+    assert lapses == [], f"{leaf} lost the pair's entries during its bgpd's restart: {lapses}"
     failed = [c.to_dict() for c in _verify_converged(lab, timeout=240) if not c.ok]
     with lab.session() as s:
         heals = [line for line in _agent_log(s, leaf) if " healed " in line]

@@ -298,24 +298,24 @@ def _gate_watcher(leaf_ns: str, root: str, tap: str, seconds: float) -> subproce
 
 
 def _gated_sysfs(root: Path) -> Path:
-    """A gated bond3 whose member p1 distributes at this end, the server not yet; returns
-    the partner state file (the kernel writes it as the server's LACPDU arrives)."""
+    """A gated bond3 whose member p1 distributes at this end, the server not in sync yet;
+    returns the partner state file (the kernel writes it as the server's LACPDU arrives)."""
     (root / "bond3" / "bonding").mkdir(parents=True)
     (root / "bond3" / "bonding" / "min_links").write_text("2\n")
     (root / "p1" / "bonding_slave").mkdir(parents=True)
     (root / "p1" / "carrier").write_text("1\n")
     (root / "p1" / "bonding_slave" / "ad_actor_oper_port_state").write_text("61\n")
     partner = root / "p1" / "bonding_slave" / "ad_partner_oper_port_state"
-    partner.write_text("15\n")
+    partner.write_text(f"{DEFAULTED}\n")
     return partner
 
 
 def _gate_opens(
     leaf: tuple[str, str], root: Path, tap: str, partner_now: int, frames: list[bytes]
 ) -> tuple[bool, float]:
-    """Whether a gated bond3 (member p1, this end distributing, the server's last LACPDU in
-    sync only) opens within a second of ``frames`` reaching p1, with the server's state in
-    sysfs then ``partner_now``; and how long it took."""
+    """Whether a gated bond3 (member p1, this end distributing, the server not in sync)
+    opens within a second of ``frames`` reaching p1, with the server's state in sysfs then
+    ``partner_now``; and how long it took."""
     leaf_ns, srv_ns = leaf
     partner = _gated_sysfs(root)
     watcher = _gate_watcher(leaf_ns, str(root), tap, 3.0)
@@ -348,7 +348,8 @@ SYNC_ONLY, SERVING, DEFAULTED = 0x0F, 0x3D, 0x07
         ("the server's data before its LACPDU", "tap", SYNC_ONLY, [_ip_frame()], True),
         ("data, the server not in sync", "tap", DEFAULTED, [_ip_frame()], False),
         ("LLDP alone", "tap", SYNC_ONLY, [_lldp_frame()], False),
-        ("a LACPDU, in sync only", "tap", SYNC_ONLY, [_lacpdu(SYNC_ONLY)], False),
+        ("a LACPDU, in sync only", "tap", SYNC_ONLY, [_lacpdu(SYNC_ONLY)], True),
+        ("a LACPDU, not in sync", "tap", DEFAULTED, [_lacpdu(DEFAULTED)], False),
     ],
 )
 def test_gate_opens_on_the_servers_first_frame_not_on_a_poll(
@@ -361,9 +362,9 @@ def test_gate_opens_on_the_servers_first_frame_not_on_a_poll(
     opens: bool,
 ) -> None:
     """With the fallback poll set to 5 s, a gated bond opens within a second of the server's
-    LACPDU saying it distributes, or of its first data frame once it has said it is in sync;
-    it stays shut for the same LACPDU without the tap (the gated bridge port would drop the
-    server's frames until the next poll), for data from a server not in sync, for LLDP and
-    for a LACPDU in sync only."""
+    LACPDU saying it is in sync (or distributes), or of its first data frame once it has
+    said so; it stays shut for the same LACPDU without the tap (the gated bridge port would
+    drop the server's frames until the next poll), for anything from a server not in sync,
+    and for LLDP (the tap does not even wake)."""
     opened, took = _gate_opens(leaf, tmp_path, tap, partner_now, frames)
     assert opened == opens, f"{case}: gate open {opened} after {took:.2f} s"

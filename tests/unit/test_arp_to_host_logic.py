@@ -732,6 +732,28 @@ def test_gate_watch_opens_when_the_server_collects_before_it_distributes(tmp_pat
     assert (tmp_path / "bond3" / "bonding" / "min_links").read_text().strip() == "1"
 
 
+@pytest.mark.parametrize(
+    ("actor", "partner", "opens", "why"),
+    [
+        (IN_SYNC, 0x0D, True, "the server in sync: it distributes only after this end"),
+        (IN_SYNC, 0x0F, True, "the same, short timeout"),
+        (COLLECTING_ONLY, 0x0D, False, "this end does not distribute yet"),
+        (0x0D, 0x0D, False, "this end in sync only"),
+        (IN_SYNC, 0x07, False, "the server not in sync"),
+        (IN_SYNC, 0x4F, False, "the server's state defaulted: no LACPDU of it heard"),
+    ],
+)
+def test_gate_watch_opens_once_this_end_distributes_and_the_server_is_in_sync(
+    tmp_path: Any, actor: int, partner: int, opens: bool, why: str
+) -> None:
+    """The server's LACPDU saying it collects can come only with the one saying it
+    distributes (Linux sends 3 a second): a gate that waited for it opened 75 ms after the
+    server's first frames (6.1 lab, 2026-12-04)."""
+    root = fake_sysfs(tmp_path, 2, 1, actor, partner)
+    opened, waiting = arp_to_host.GateWatch(SEGMENTS, root).check()
+    assert (opened == ["bond3"]) is opens and (waiting == ["swp5"]) is not opens, why
+
+
 def _lacpdu_frame(state: int) -> bytes:
     """A LACPDU's first bytes as the tap keeps them: header, subtype 1, version 1, the actor
     TLV (type 1, length 20) with the sender's port state at its end."""
@@ -745,11 +767,12 @@ def _lacpdu_frame(state: int) -> bytes:
     [
         ([_lacpdu_frame(COLLECTING_ONLY)], (True, False), "the server collects: hurry"),
         ([_lacpdu_frame(IN_SYNC)], (True, False), "the server collects and distributes"),
-        ([_lacpdu_frame(0x0D)], (False, False), "in sync only: nothing to hurry for"),
+        ([_lacpdu_frame(0x0D)], (True, False), "in sync: this end serves it within a tick"),
+        ([_lacpdu_frame(0x47)], (False, False), "not in sync: nothing to hurry for"),
         ([bytes(12) + b"\x08\x00" + bytes(2)], (False, True), "a data frame (its header)"),
     ],
 )
-def test_tap_hurries_on_a_lacpdu_saying_the_server_collects(
+def test_tap_hurries_on_a_lacpdu_saying_the_server_is_in_sync(
     frames: list[bytes], expect: tuple[bool, bool], why: str
 ) -> None:
     import socket
