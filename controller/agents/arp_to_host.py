@@ -1038,8 +1038,8 @@ class Synced:
     lab's idle fabric after a deploy it was not, and the other leaf's /32 stayed missing.
     One zebra no longer lists at all is deleted. The server's ARP reaching this leaf hands
     the entry back at once (ArpWatch), whatever zebra says. Until this leaf's BGP EVPN has
-    been up EVPN_SETTLE_S (its bgpd restarted: zebra forgets every sync and starts each
-    hold then), zebra's word adds entries but takes none away."""
+    been up EVPN_SETTLE_S (its bgpd restarted: zebra forgets every sync until the new
+    bgpd's sessions are up), zebra's word adds entries but takes none away."""
 
     def __init__(self, evpn_svis: dict[str, str]) -> None:
         self.evpn_svis = evpn_svis

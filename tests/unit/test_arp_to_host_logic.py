@@ -542,8 +542,9 @@ def test_a_restarted_bgpd_takes_no_entry_away_until_its_evpn_settles(
 ) -> None:
     """zebra drops its whole EVPN state when bgpd goes (zebra_evpn_vrf_cfg_cleanup) and
     lists the pair's syncs again only once the new bgpd's sessions are up: its silence, or a
-    hold it started itself, is not the pair's word. The bench's FRR crash (6.1 lab,
-    2026-12-04) lost 3.1 s into the crashed leaf's servers."""
+    hold that ran out while they were down, is not the pair's word. The bench's FRR crash
+    (6.1 lab, 2026-12-04) lost 3.1 s into the crashed leaf's servers from 7.9 s after the
+    kill, which fits (not traced)."""
     synced, batches = _synced(monkeypatch)
     answer: dict[tuple[str, str], dict[str, Any]] = {}
     up = [0.0]
