@@ -7,6 +7,7 @@ image would bring up its NICs. Switches stay at factory state: `dpctl deploy` co
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -39,8 +40,9 @@ script) as ``--lacp-independent``: independent LACP control on its bonds where t
 kernel has it, as the module gives real servers."""
 
 
+@functools.cache
 def gpu_nic_module() -> ModuleType:
-    """The NIC module loaded from its file (a playbook's module, not a package)."""
+    """The NIC module loaded from its file (a playbook's module, not a package), once."""
     spec = importlib.util.spec_from_file_location("dpctl_gpu_nic", GPU_NIC_MODULE)
     if spec is None or spec.loader is None:
         raise LabFabricError("lab", f"cannot load {GPU_NIC_MODULE}")

@@ -727,24 +727,18 @@ def read_arp(tap: socket.socket) -> list[tuple[str, str]]:
     return heard
 
 
-def vtysh_json(*commands: str) -> list[Any] | None:
-    """The JSON document of each command, from one vtysh run; None unless each command gave
-    one (a daemon that is not running prints no JSON)."""
+def vtysh_documents(*commands: str) -> list[Any]:
+    """The JSON document of each command from one vtysh run, up to the first command that
+    gave none (a daemon that is not running prints an error instead)."""
     args = [arg for command in commands for arg in ("-c", command)]
     out = subprocess.run(["vtysh", *args], capture_output=True, text=True, check=False).stdout
-    decoder = json.JSONDecoder()
-    docs: list[Any] = []
-    pos = 0
-    while True:
-        while pos < len(out) and out[pos].isspace():
-            pos += 1
-        if pos == len(out):
-            break
-        try:
-            doc, pos = decoder.raw_decode(out, pos)
-        except ValueError:
-            return None
-        docs.append(doc)
+    return json_documents(out or "")
+
+
+def vtysh_json(*commands: str) -> list[Any] | None:
+    """The JSON document of each command, from one vtysh run; None unless each command gave
+    one."""
+    docs = vtysh_documents(*commands)
     return docs if len(docs) == len(commands) else None
 
 
@@ -933,8 +927,8 @@ synced entries first, so a bgpd that is not running spoils only the second answe
 
 
 def json_documents(text: str) -> list[Any]:
-    """The JSON documents vtysh printed one after the other, up to the first that is not
-    JSON (a daemon's error message)."""
+    """The JSON documents in ``text`` one after the other (vtysh's output), up to the first
+    that is not JSON (a daemon's error message)."""
     decoder = json.JSONDecoder()
     found: list[Any] = []
     pos = 0
@@ -973,9 +967,7 @@ def zebra_answer(
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
     """zebra's synced entries (``zebra_synced``) and how long this leaf's BGP EVPN has
     been up (``evpn_up_for``), from one vtysh."""
-    args = [arg for command in ZEBRA_ASK for arg in ("-c", command)]
-    out = subprocess.run(["vtysh", *args], capture_output=True, text=True, check=False).stdout
-    documents = json_documents(out or "")
+    documents = vtysh_documents(*ZEBRA_ASK)
     data = documents[0] if documents else {}
     summary = documents[1] if len(documents) > 1 else None
     return zebra_synced(data, evpn_svis), evpn_up_for(summary)
