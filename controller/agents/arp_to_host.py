@@ -98,10 +98,24 @@ import socket
 import struct
 import subprocess
 import sys
+import syslog
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+SYSLOG_IDENT = "dpctl-arp-to-host"
+"""The agent's name in the switch's syslog (the program field)."""
+
+
+def log(text: str) -> None:
+    """One line of the agent's log: its stdout (the log file beside it, with the time) and the
+    switch's syslog, where FRR's own messages go: an operator, and the failure matrix, read
+    the gate, carrier and heal events in one timeline with bgpd's and zebra's. Without a
+    syslog daemon the C library drops the message, and the stdout line remains."""
+    print(f"{time.time():.3f} {text}", flush=True)
+    syslog.syslog(syslog.LOG_INFO, text)
+
 
 RESYNC_S = 5.0
 ZEBRA_S = 30.0
@@ -243,7 +257,7 @@ def withdraw_behind(ports: Ports, down: set[str], table: int) -> list[str]:
             batch.append(f"route del {ip}/32 dev {dev} table {table}")
     if batch:
         _ip_batch(batch)
-        print(f"{time.time():.3f} carrier lost on {' '.join(sorted(down))}: {batch}", flush=True)
+        log(f"carrier lost on {' '.join(sorted(down))}: {batch}")
     return batch
 
 
@@ -361,7 +375,7 @@ def open_gate(bond: str, root: str = SYSFS_NET, why: str = "") -> None:
     except OSError:
         pass  # the pass that follows sets it with ip, or reports nothing new
     because = f", {why}" if why else ""
-    print(f"{time.time():.3f} opened {bond} (min_links 1, sysfs{because})", flush=True)
+    log(f"opened {bond} (min_links 1, sysfs{because})")
 
 
 def port_states(member: str, root: str = SYSFS_NET) -> tuple[int | None, int | None]:
@@ -555,10 +569,9 @@ class GateWatch:
             if data and member not in self.data_seen:
                 self.data_seen.add(member)
                 here, server = port_states(member, self.root)
-                print(
-                    f"{time.time():.3f} {member}: the server sends data (LACP port state"
-                    f" here {here}, the server's as last heard {server})",
-                    flush=True,
+                log(
+                    f"{member}: the server sends data (LACP port state"
+                    f" here {here}, the server's as last heard {server})"
                 )
             if in_sync or data:
                 self.hurry_until = time.monotonic() + GATE_HURRY_FOR_S
@@ -692,7 +705,7 @@ class ArpWatch:
             line = probe_line(address, mac, svi)
             _ip_batch([line])
             self.synced.hear((address, svi), now)
-            print(f"{time.time():.3f} {address}: its ARP reached this leaf; {line}", flush=True)
+            log(f"{address}: its ARP reached this leaf; {line}")
 
     def run(self) -> None:
         while True:
@@ -821,9 +834,7 @@ class EviHeal:
             if now - self.healed_at.get(evi[0], -HEAL_AGAIN_S) < HEAL_AGAIN_S
         }
         if recent:
-            print(
-                f"{time.time():.3f} still no local EVI after a heal: {sorted(recent)}", flush=True
-            )
+            log(f"still no local EVI after a heal: {sorted(recent)}")
         confirmed -= recent
         if not confirmed:
             return []
@@ -833,10 +844,9 @@ class EviHeal:
         rc, out = reapply_es_ids(bonds)
         evis = ", ".join(f"{esi} VNI {vni}" for esi, vni in sorted(confirmed))
         names = " ".join(bond for bond, _ in bonds)
-        print(
-            f"{time.time():.3f} healed {names}: bgpd had no local EVI for {evis} "
-            f"(FRR 8.4 replay race); re-applied es-id, vtysh rc={rc} {out[-200:]}",
-            flush=True,
+        log(
+            f"healed {names}: bgpd had no local EVI for {evis} "
+            f"(FRR 8.4 replay race); re-applied es-id, vtysh rc={rc} {out[-200:]}"
         )
         return [bond for bond, _ in bonds]
 
@@ -1215,7 +1225,7 @@ def reconcile(
     have = present(table)
     batch = bond_gates(links, segments, serving)
     for line in batch:  # the agent's log (its stdout): when each bond was gated or opened
-        print(f"{time.time():.3f} {line}", flush=True)
+        log(line)
     batch += [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
         for dst, dev in sorted(want - have)
@@ -1274,8 +1284,10 @@ class Pacer:
 
 
 def main(path: str) -> None:
+    syslog.openlog(SYSLOG_IDENT, syslog.LOG_PID, syslog.LOG_DAEMON)
     with open(path) as handle:
         config = json.load(handle)
+    log(f"started with {path}")  # each deploy restarts the agent: the timeline shows it
     ports = Ports(config["bridge"]) if config.get("withdraw_on_carrier_loss") else None
     synced = Synced(config["evpn_svis"]) if config.get("evpn_svis") else None
     monitor = subprocess.Popen(

@@ -10,7 +10,9 @@ restart of a leaf (drained first, undrained after; switch side only, then with
 docs/failure-matrix.md (and the rows as .json; each JSON row also carries the event's steps
 and, per sub-flow, its loss, its longest gap and when that gap ended, in seconds from the
 event's start, so that a loss can be placed in the event). What the switches logged in each
-variant (the lab's syslog) is kept next to OUT as OUT-stem.<mode>-<on|off>.syslog.
+variant (the lab's syslog: FRR, lldpd and the leaves' ARP-to-host agents) is kept next to OUT
+as OUT-stem.<mode>-<on|off>.syslog; each row's ``event_started_guest`` is its event's start on
+that log's clock (the guest's).
 
 Run (root, after .ci/setup):  python tests/bench/bench_failure_matrix.py
   [--quick] [--event WORD]... [--skip WORD]... [--mode dual-arp|evpn-mh]... [--protection off|on]...
@@ -343,6 +345,8 @@ def measure(
     }
     return {
         "event_seconds": round(took, 1),
+        # the event's start on the guest's clock: the kept syslog's time (FRR, the agents)
+        "started_guest": round(started_at + guest_offset, 3),
         "flows": results,
         "event_error": event_error,
         # seconds from the event's start: the first and the last packet of each flow
@@ -421,6 +425,7 @@ def run_variant(
                             ],
                             "subflow_gap_end_s": result["gap_ends"].get(flow, []),
                             "event_seconds": result["event_seconds"],
+                            "event_started_guest": result["started_guest"],
                             "flow_window_s": result["windows"].get(flow),
                             "covered": result["covered"].get(flow, False),
                             "subflow_loss_at_s": result["loss_at"].get(flow, []),

@@ -138,14 +138,17 @@ def test_deploy_plane2_then_whole_fabric_verifies(lab: Lab) -> None:
 
 def test_lab_logs_keep_what_each_switchs_frr_logged(lab: Lab) -> None:
     """The guest has no syslog daemon of its own; the lab's sink keeps what the switches'
-    FRR logged (the rendered `log syslog informational`), tagged by node, so a daemon that
-    died in the lab leaves its trace."""
+    FRR logged (the rendered `log syslog informational`) and what the ARP-to-host agent
+    logged, tagged by node, so a daemon that died in the lab leaves its trace."""
     leaf = plane_names(lab, 1)[0]
     result = run_cli("lab", "logs", "-f", str(lab.intent), "--node", leaf, "-n", "5000", "--json")
     assert result.exit_code == 0, result.stdout
     messages = json.loads(result.stdout)["messages"]
     assert {m["node"] for m in messages} == {leaf}
     assert any(m["message"].startswith("bgpd") for m in messages), messages[-20:]
+    # the ARP-to-host agent logs there too: its events in one timeline with FRR's
+    started = [m for m in messages if m["message"].startswith("dpctl-arp-to-host[")]
+    assert any("started with /etc/frr/dpctl/" in m["message"] for m in started), messages[-20:]
     everyone = run_cli("lab", "logs", "-f", str(lab.intent), "-n", "5000", "--json")
     nodes = {m["node"] for m in json.loads(everyone.stdout)["messages"]}
     assert {s.name for s in lab.fabric.switches} <= nodes

@@ -897,3 +897,16 @@ def test_a_server_this_leaf_cannot_verify_is_installed_on_zebras_word(
     assert batches[-1] == [
         "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
     ]
+
+
+def test_agent_log_line_goes_to_stdout_with_the_time_and_to_syslog(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lab test of `lab logs` shows the line arriving in the switch's syslog; here: the
+    same text in both places, the stdout line stamped for the log file."""
+    sent: list[tuple[int, str]] = []
+    monkeypatch.setattr(arp_to_host.syslog, "syslog", lambda *a: sent.append(a))
+    arp_to_host.log("opened gpu1 (min_links 1, sysfs)")
+    stamp, _sp, text = capsys.readouterr().out.strip().partition(" ")
+    assert abs(float(stamp) - time.time()) < 5 and text == "opened gpu1 (min_links 1, sysfs)"
+    assert sent == [(arp_to_host.syslog.LOG_INFO, text)]

@@ -123,7 +123,12 @@ def test_two_operators_from_different_directories(shared: Path, tmp_path: Path) 
         while not (lock.exists() and f"drain {LEAF}" in lock.read_text()):
             assert time.monotonic() < deadline and a.poll() is None, a.communicate()
             time.sleep(0.1)
-        conn, _ = listener.accept()  # A is in its pre-checks, waiting for the partner
+        listener.settimeout(60)  # A gone before connecting fails the test, never hangs it
+        try:
+            conn, _ = listener.accept()  # A is in its pre-checks, waiting for the partner
+        except TimeoutError:
+            a.kill()
+            pytest.fail(f"operator A never reached the partner: {a.communicate()}")
         for args in (("drain", PARTNER), ("deploy",), ("undrain", OTHER)):
             b = _dpctl(b_dir, env, *args, "-f", str(shared))
             out, err = b.communicate(timeout=60)
