@@ -714,7 +714,8 @@ def lab_logs(
     lines: Annotated[int, typer.Option("--lines", "-n", help="Last N messages.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the lab's syslog: what the switches' FRR and lldpd logged, tagged by node."""
+    """Show the lab's syslog: what the switches' FRR, lldpd and ARP-to-host agents logged,
+    tagged by node."""
     from controller.lab import LabError, LabSession
 
     try:
