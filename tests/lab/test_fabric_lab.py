@@ -27,6 +27,7 @@ import pytest
 
 from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
 from controller.drain import DrainRefused, drain, undrain
+from controller.drivers.frr import AGENT
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.labfabric import gpu_nic_module
 from controller.render.engine import render_fabric
@@ -780,6 +781,9 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
             )
 
     threads = [threading.Thread(target=probe, args=(n, *f)) for n, f in flows.items()]
+    agent_pid = f"cat /etc/frr/dpctl/{AGENT}.pid"
+    with lab.session() as s:
+        agent_before = s.check(leaf, agent_pid).strip()
     for t in threads:
         t.start()
     time.sleep(5)
@@ -804,6 +808,10 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         if hosts_first:
             assert back.steps[-1]["state"] == f"server ports to {leaf} up"
         assert all(_port_up(lab, srv, port) for srv, port in server_ports.items())
+        # each step changed only host ports: the leaf's agent ran through them all (a
+        # restart at the undrain's last step left a returning port's gate shut meanwhile)
+        with lab.session() as s:
+            assert s.check(leaf, agent_pid).strip() == agent_before != ""
         print(f"\n{lab.mode} drain, checks and undrain took {time.monotonic() - began:.0f} s")
         steps = [(st["state"], st.get("seconds")) for st in (*drained.steps, *back.steps)]
         print(f"{lab.mode} steps (s): {steps}")  # the rest of the time is the plane's verify
