@@ -30,7 +30,12 @@ flow's start: on a loaded host the senders may start seconds after the receivers
 deadline counted from the receiver's start cut such flows short and counted their tail as
 lost. ``receiver_dropped`` is what the receiving socket itself dropped because its buffer
 was full (``/proc/net/udp``): packets the network delivered but the probe host was too busy
-to read, reported apart from the network's loss. ``first_arrival`` and ``last_arrival``
+to read, reported apart from the network's loss. Each packet carries the sender's clock: ``sender_paused_ms`` is the
+longest the sender itself fell behind its schedule between two arrivals of one sub-flow (a
+busy host not running it), ``network_gap_ms`` the longest silence less that pause (what the
+network is to blame for), and ``extra_delay_ms`` the most a packet took beyond the flow's
+fastest (arrival less send time: a queue, a neighbour being resolved; the two clocks' offset
+cancels). ``first_arrival`` and ``last_arrival``
 (epoch s, 0: nothing arrived) say which span of time the flow covered, and ``--flowing
 FILE`` is created at the first arrival: a measurement around an event starts the event only
 once its flows are flowing (on a loaded lab guest a sender can start tens of seconds late).
@@ -48,7 +53,7 @@ import struct
 import time
 from typing import Any
 
-_DATA = struct.Struct("!4sII")  # magic, seq, total
+_DATA = struct.Struct("!4sIId")  # magic, seq, total, the sender's clock at sending (epoch s)
 _MAGIC, _END = b"DPLP", b"DPLE"
 
 
@@ -143,7 +148,7 @@ def send(
         if delay > 0:
             time.sleep(delay)
         with contextlib.suppress(OSError):  # no route for a moment is loss: keep the rate
-            socks[seq % subflows].sendto(_DATA.pack(_MAGIC, seq, count), (dst, port))
+            socks[seq % subflows].sendto(_DATA.pack(_MAGIC, seq, count, time.time()), (dst, port))
         if sniffers and seq % 64 == 63:
             _merge(egress, count_egress(sniffers, port, base, subflows))
     if sniffers:
@@ -151,7 +156,7 @@ def send(
     for _ in range(5):
         for sock in socks:
             with contextlib.suppress(OSError):
-                sock.sendto(_DATA.pack(_END, sent, sent), (dst, port))
+                sock.sendto(_DATA.pack(_END, sent, sent, time.time()), (dst, port))
         time.sleep(0.02)
     return {"egress": egress}
 
@@ -206,6 +211,11 @@ def recv(
     gap_end = [0.0] * subflows  # wall-clock time of the arrival that ended the longest gap
     highest = [-1] * subflows
     flow_dups, flow_late = [0] * subflows, [0] * subflows
+    # the sender's own pauses: between two arrivals of a sub-flow, how far its send times
+    # lag its schedule (the guest not running it), so a gap splits into sender and network
+    paused, net_gap = [0.0] * subflows, [0.0] * subflows
+    last_sent: dict[int, tuple[int, float]] = {}  # sub-flow -> (seq, send time) of its newest
+    transit = [float("inf"), float("-inf")]  # fastest and slowest arrival - send time
     done_seen = False
     next_look = 0.0
     first_at = last_at = 0.0  # wall clock of the first and the last packet of the flow
@@ -222,7 +232,7 @@ def recv(
             continue
         if len(data) < _DATA.size:
             continue
-        magic, seq, total = _DATA.unpack(data[: _DATA.size])
+        magic, seq, total, sent_at = _DATA.unpack(data[: _DATA.size])
         if magic == _END:
             sent = total
             break
@@ -235,8 +245,21 @@ def recv(
             if flowing:
                 open(flowing, "w").close()
         flow = seq % subflows
-        if flow in last and now - last[flow] > gap[flow]:
-            gap[flow], gap_end[flow] = now - last[flow], time.time()
+        transit[0], transit[1] = (
+            min(transit[0], last_at - sent_at),
+            max(transit[1], last_at - sent_at),
+        )
+        if flow in last:
+            before = last_sent.get(flow)
+            lag = 0.0
+            if rate and before is not None and seq > before[0]:
+                lag = max(0.0, sent_at - before[1] - (seq - before[0]) / rate)
+            paused[flow] = max(paused[flow], lag)
+            net_gap[flow] = max(net_gap[flow], now - last[flow] - lag)
+            if now - last[flow] > gap[flow]:
+                gap[flow], gap_end[flow] = now - last[flow], time.time()
+        if flow not in last_sent or seq > last_sent[flow][0]:
+            last_sent[flow] = (seq, sent_at)
         last[flow] = now
         if seq in seen:
             dups += 1
@@ -248,7 +271,12 @@ def recv(
         if len(seen) >= count:
             break
     interval = subflows / rate if rate else None
-    result = summarise(sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end)
+    result = summarise(
+        sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end, paused, net_gap
+    )
+    result["extra_delay_ms"] = (
+        round((transit[1] - transit[0]) * 1000.0, 1) if transit[1] >= transit[0] else 0.0
+    )
     result["receiver_dropped"] = socket_drops(sock)
     result["first_arrival"], result["last_arrival"] = round(first_at, 3), round(last_at, 3)
     sock.close()
@@ -293,6 +321,8 @@ def summarise(
     flow_late: list[int],
     interval: float | None = None,
     gap_end: list[float] | None = None,
+    paused: list[float] | None = None,
+    net_gap: list[float] | None = None,
 ) -> dict[str, object]:
     """Per sub-flow and in all. A sub-flow's longest silence is the longest time between two
     of its arrivals, and, with the sender's packet ``interval`` (sub-flows / rate), at least
@@ -303,7 +333,9 @@ def summarise(
         expected = len(range(flow, sent, subflows))
         got = sum(1 for s in seen if s % subflows == flow and s < sent)
         run = longest_lost_run(seen, flow, sent, subflows)
-        silence = max(gap[flow], (run + 1) * interval if interval and run else 0.0)
+        lost_silence = (run + 1) * interval if interval and run else 0.0
+        silence = max(gap[flow], lost_silence)
+        network = max(net_gap[flow] if net_gap else gap[flow], lost_silence)
         per_subflow.append(
             {
                 "sent": expected,
@@ -314,6 +346,8 @@ def summarise(
                 "duplicates": flow_dups[flow],
                 "reordered": flow_late[flow],
                 "max_gap_ms": round(silence * 1000.0, 1),
+                "network_gap_ms": round(network * 1000.0, 1),
+                "sender_paused_ms": round(paused[flow] * 1000.0, 1) if paused else 0.0,
                 # when the longest silence between two arrivals ended (epoch s; 0: none)
                 "gap_end": round(gap_end[flow], 3) if gap_end else 0.0,
             }
@@ -325,6 +359,8 @@ def summarise(
         "received": received,
         "lost": max(0, sent - received),
         "max_gap_ms": max((float(f["max_gap_ms"]) for f in per_subflow), default=0.0),
+        "network_gap_ms": max((float(f["network_gap_ms"]) for f in per_subflow), default=0.0),
+        "sender_paused_ms": max((float(f["sender_paused_ms"]) for f in per_subflow), default=0.0),
         "duplicates": sum(flow_dups),
         "reordered": sum(flow_late),
         "subflows": subflows,

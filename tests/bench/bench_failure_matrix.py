@@ -415,6 +415,9 @@ def run_variant(
                             "duplicates": probe.get("duplicates"),
                             "reordered": probe.get("reordered"),
                             "max_gap_ms": probe.get("max_gap_ms"),
+                            "network_gap_ms": probe.get("network_gap_ms"),
+                            "sender_paused_ms": probe.get("sender_paused_ms"),
+                            "extra_delay_ms": probe.get("extra_delay_ms"),
                             "healthy_after": healthy,
                             "error": probe.get("error"),
                             "event_error": result["event_error"],
@@ -422,6 +425,9 @@ def run_variant(
                             "subflow_lost": [f["lost"] for f in probe.get("per_subflow", [])],
                             "subflow_gap_ms": [
                                 f["max_gap_ms"] for f in probe.get("per_subflow", [])
+                            ],
+                            "subflow_sender_paused_ms": [
+                                f.get("sender_paused_ms") for f in probe.get("per_subflow", [])
                             ],
                             "subflow_gap_end_s": result["gap_ends"].get(flow, []),
                             "event_seconds": result["event_seconds"],
@@ -481,7 +487,13 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "both planes. 'lost' counts packets that never arrived, 'hit' the sub-flows that lost "
         "any, 'dup' the packets received twice, 'reord' the packets that arrived after a later "
         "one of their sub-flow, 'gap' the longest silence of one sub-flow "
-        f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms). Since 2026-12-02 each event starts "
+        f"(normal spacing: {1000 * SUBFLOWS / RATE:.0f} ms). Since 2026-12-04 evening each "
+        "packet carries its sender's clock: 'sender paused' is the longest the sending probe "
+        "itself fell behind its schedule between two packets of one sub-flow (the emulated "
+        "guest not running it: a gap that long with nothing lost is the sender's, not the "
+        "network's), 'extra delay' the most a packet took beyond the flow's fastest (held on "
+        "the way: a queue, a neighbour being resolved); '-' in rows measured before. Since "
+        "2026-12-02 each event starts "
         f"only once every flow is flowing (then {BASELINE_S} s), the flows end {TAIL_S} s "
         "after it (so 'sent' varies), and 'flows cover event' says the flow's first packet "
         "came before the event and its sender still sent at the event's end; rows before "
@@ -493,18 +505,20 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         "each row's `servers` in the .json says what they ran, rows without it coupled.",
         "",
         "| mode | protection | event | flow | sent | lost | hit | dup | reord | longest gap ms "
-        "| healthy after | flows cover event | lab kernel |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| sender paused ms | extra delay ms | healthy after | flows cover event | lab kernel |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("event_error"):
-            result = f"| event failed: {r['event_error'][:120]} | | | | "
+            result = f"| event failed: {r['event_error'][:120]} | | | | | | "
         elif r.get("error"):
-            result = f"| probe failed: {r['error'][:120]} | | | | "
+            result = f"| probe failed: {r['error'][:120]} | | | | | | "
         else:
             result = (
                 f"| {r['lost']} | {r['subflows_hit']}/{SUBFLOWS} | {r['duplicates']} "
                 f"| {_or_dash(r.get('reordered'))} | {r['max_gap_ms']:.0f} "
+                f"| {_ms_or_dash(r.get('sender_paused_ms'))} "
+                f"| {_ms_or_dash(r.get('extra_delay_ms'))} "
             )
         lines.append(
             f"| {r['mode']} | {'on' if r['protection'] else 'off'} | {r['event']} | {r['flow']} "
@@ -513,6 +527,12 @@ def write_report(rows: list[dict[str, Any]], out: Path) -> None:
         )
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _ms_or_dash(value: float | None) -> str:
+    """Milliseconds, rounded; '-' for rows measured before the probe stamped its packets
+    (2026-12-04 evening)."""
+    return "-" if value is None else f"{value:.0f}"
 
 
 def _covered(row: dict[str, Any]) -> str:

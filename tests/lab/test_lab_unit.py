@@ -278,6 +278,43 @@ def test_probe_agent_stops_early_on_the_stop_file(tmp_path: Path) -> None:
     assert result["received"] == result["sent"] and result["lost"] == 0
 
 
+@pytest.mark.parametrize("held_by", ["the sender", "the network"])
+def test_probe_tells_a_sender_pause_from_a_network_silence(held_by: str) -> None:
+    """0.6 s without packets, nothing lost, on loopback at 100/s in 2 sub-flows. The sender
+    stamps each packet with its clock: paused itself, its stamps show the pause (the emulated
+    guest not running it); on time but held on the way, its stamps keep the schedule and the
+    packets arrive late (a queue, an unresolved neighbour)."""
+    result: dict[str, float] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            probe_agent.recv("127.0.0.1", 45876, 100, 10.0, None, 2, 100.0)
+        )
+    )
+    thread.start()
+    time.sleep(0.3)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    start = time.time()
+    for seq in range(100):
+        if seq == 40:
+            time.sleep(0.6)
+        scheduled = start + seq / 100.0 + (0.6 if seq >= 40 else 0.0)
+        time.sleep(max(0.0, scheduled - time.time()))
+        stamp = time.time() if held_by == "the sender" else start + seq / 100.0
+        sock.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 100, stamp), ("127.0.0.1", 45876)
+        )
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 100, 100, 0.0), ("127.0.0.1", 45876))
+    sock.close()
+    thread.join(15)
+    assert result["lost"] == 0 and result["max_gap_ms"] >= 580, result
+    if held_by == "the sender":
+        assert result["sender_paused_ms"] >= 540 and result["network_gap_ms"] < 300, result
+        assert result["extra_delay_ms"] < 300, result
+    else:
+        assert result["sender_paused_ms"] < 60 and result["network_gap_ms"] >= 580, result
+        assert result["extra_delay_ms"] >= 540, result
+
+
 def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
     """Sub-flow 1 of 4 (seq 41, 45, 49) is lost while it is silent for 0.3 s: 3 lost, one
     sub-flow hit, and the gap is that silence."""
@@ -293,9 +330,10 @@ def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
             continue
         if seq == 42:
             time.sleep(0.3)
-        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 80), ("127.0.0.1", 45873))
+        packet = probe_agent._DATA.pack(probe_agent._MAGIC, seq, 80, time.time())
+        sock.sendto(packet, ("127.0.0.1", 45873))
         time.sleep(0.002)
-    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 80, 80), ("127.0.0.1", 45873))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 80, 80, 0.0), ("127.0.0.1", 45873))
     sock.close()
     thread.join(15)
     assert (result["lost"], result["subflows_hit"]) == (3, 1)

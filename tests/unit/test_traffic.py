@@ -137,8 +137,10 @@ def test_agent_counts_duplicates_and_reordering_per_subflow() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     order = [*range(9), *range(10, 14), 13, 13, *range(14, 40), 9]  # 13 three times, 9 late
     for seq in order:
-        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40), ("127.0.0.1", 45881))
-    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 40, 40), ("127.0.0.1", 45881))
+        sock.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40, time.time()), ("127.0.0.1", 45881)
+        )
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 40, 40, 0.0), ("127.0.0.1", 45881))
     sock.close()
     thread.join(15)
     assert (result["lost"], result["duplicates"], result["reordered"]) == (0, 2, 1)
@@ -167,9 +169,12 @@ def test_agent_counts_a_silent_subflow_and_a_silent_end_as_gaps() -> None:
     for seq in range(400):
         dead = seq % 4 == 1 or (seq % 4 == 2 and seq >= 300)  # sub-flow 1 dead, 2 cut at 300
         if not dead:
-            sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 400), ("127.0.0.1", 45883))
+            sock.sendto(
+                probe_agent._DATA.pack(probe_agent._MAGIC, seq, 400, time.time()),
+                ("127.0.0.1", 45883),
+            )
             time.sleep(0.001)  # paced: a burst can overflow the receiver's socket buffer
-    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 400, 400), ("127.0.0.1", 45883))
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 400, 400, 0.0), ("127.0.0.1", 45883))
     sock.close()
     thread.join(15)
     per = result["per_subflow"]
@@ -181,8 +186,10 @@ def test_agent_counts_a_silent_subflow_and_a_silent_end_as_gaps() -> None:
     thread, blind = _recv_in_thread(45884, 8, 4)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for seq in (0, 2, 3, 4, 6, 7):
-        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8), ("127.0.0.1", 45884))
-    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8), ("127.0.0.1", 45884))
+        sock.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8, time.time()), ("127.0.0.1", 45884)
+        )
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8, 0.0), ("127.0.0.1", 45884))
     sock.close()
     thread.join(15)
     assert blind["per_subflow"][1]["lost_run"] == 2 and blind["lost"] == 2
@@ -207,7 +214,9 @@ def test_agent_receiver_ends_soon_after_the_done_file_when_the_end_marker_is_los
     time.sleep(1.0)  # a late sender
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for seq in range(36):  # the last 4 and the end marker never arrive
-        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40), ("127.0.0.1", 45885))
+        sock.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40, time.time()), ("127.0.0.1", 45885)
+        )
     sock.close()
     started = time.monotonic()
     done.touch()
@@ -225,7 +234,9 @@ def test_agent_reports_what_its_own_socket_dropped() -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # a burst cannot fit
     tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for seq in range(200):
-        tx.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 200), ("127.0.0.1", 45886))
+        tx.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 200, time.time()), ("127.0.0.1", 45886)
+        )
     tx.close()
     dropped = probe_agent.socket_drops(sock)
     sock.close()
@@ -262,8 +273,10 @@ def test_agent_reports_when_each_subflows_longest_gap_ended() -> None:
         if seq == 6:  # sub-flow 0: 0, 2, 4 quickly, then 0.5 s of silence before 6
             time.sleep(0.5)
             resumed = time.time()
-        sock.sendto(probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8), ("127.0.0.1", 45885))
-    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8), ("127.0.0.1", 45885))
+        sock.sendto(
+            probe_agent._DATA.pack(probe_agent._MAGIC, seq, 8, time.time()), ("127.0.0.1", 45885)
+        )
+    sock.sendto(probe_agent._DATA.pack(probe_agent._END, 8, 8, 0.0), ("127.0.0.1", 45885))
     sock.close()
     thread.join(15)
     flow0, flow1 = result["per_subflow"]
