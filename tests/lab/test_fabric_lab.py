@@ -147,9 +147,12 @@ def test_lab_logs_keep_what_each_switchs_frr_logged(lab: Lab) -> None:
     messages = json.loads(result.stdout)["messages"]
     assert {m["node"] for m in messages} == {leaf}
     assert any(m["message"].startswith("bgpd") for m in messages), messages[-20:]
-    # the ARP-to-host agent logs there too: its events in one timeline with FRR's
-    started = [m for m in messages if m["message"].startswith("dpctl-arp-to-host[")]
-    assert any("started with /etc/frr/dpctl/" in m["message"] for m in started), messages[-20:]
+    # each leaf's ARP-to-host agent logs there too: its events in one timeline with FRR's
+    agent_leaf = next(s.name for s in lab.fabric.switches if s.role == "leaf" and s.plane == 1)
+    args = ("lab", "logs", "-f", str(lab.intent), "--node", agent_leaf, "-n", "5000", "--json")
+    logged = [m["message"] for m in json.loads(run_cli(*args).stdout)["messages"]]
+    agent = [m for m in logged if m.startswith("dpctl-arp-to-host[")]
+    assert any("started with /etc/frr/dpctl/" in m for m in agent), logged[-20:]
     everyone = run_cli("lab", "logs", "-f", str(lab.intent), "-n", "5000", "--json")
     nodes = {m["node"] for m in json.loads(everyone.stdout)["messages"]}
     assert {s.name for s in lab.fabric.switches} <= nodes
