@@ -30,12 +30,12 @@ flow's start: on a loaded host the senders may start seconds after the receivers
 deadline counted from the receiver's start cut such flows short and counted their tail as
 lost. ``receiver_dropped`` is what the receiving socket itself dropped because its buffer
 was full (``/proc/net/udp``): packets the network delivered but the probe host was too busy
-to read, reported apart from the network's loss. Each packet carries the sender's clock: ``sender_paused_ms`` is the
-longest the sender itself fell behind its schedule between two arrivals of one sub-flow (a
-busy host not running it), ``network_gap_ms`` the longest silence less that pause (what the
-network is to blame for), and ``extra_delay_ms`` the most a packet took beyond the flow's
-fastest (arrival less send time: a queue, a neighbour being resolved; the two clocks' offset
-cancels). ``first_arrival`` and ``last_arrival``
+to read, reported apart from the network's loss. Each packet carries the sender's clock:
+``sender_paused_ms`` is the longest the sender itself fell behind its schedule between two
+arrivals of one sub-flow (a busy host not running it), ``network_gap_ms`` the longest
+silence less that pause (what the network is to blame for), and ``extra_delay_ms`` the most
+a packet took beyond the flow's fastest (arrival less send time: a queue, a neighbour being
+resolved; the two clocks' offset cancels). ``first_arrival`` and ``last_arrival``
 (epoch s, 0: nothing arrived) say which span of time the flow covered, and ``--flowing
 FILE`` is created at the first arrival: a measurement around an event starts the event only
 once its flows are flowing (on a loaded lab guest a sender can start tens of seconds late).
