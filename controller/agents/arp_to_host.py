@@ -1224,7 +1224,7 @@ def reconcile(
     want = {(str(n["dst"]), str(n["dev"])) for n in neighs if str(n["dst"]) not in unserved}
     have = present(table)
     batch = bond_gates(links, segments, serving)
-    for line in batch:  # the agent's log (its stdout): when each bond was gated or opened
+    for line in batch:  # the agent's log (stdout and syslog): when each bond was gated or opened
         log(line)
     batch += [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
@@ -1287,7 +1287,7 @@ def main(path: str) -> None:
     syslog.openlog(SYSLOG_IDENT, syslog.LOG_PID, syslog.LOG_DAEMON)
     with open(path) as handle:
         config = json.load(handle)
-    log(f"started with {path}")  # each deploy restarts the agent: the timeline shows it
+    log(f"started with {path}")  # a deploy that changed what it reads, or a boot
     ports = Ports(config["bridge"]) if config.get("withdraw_on_carrier_loss") else None
     synced = Synced(config["evpn_svis"]) if config.get("evpn_svis") else None
     monitor = subprocess.Popen(

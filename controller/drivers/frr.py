@@ -430,9 +430,9 @@ class FrrDriver(DpctlDriver):
         """Tear down what the old ip.batch created, then apply the new Linux files (one exec)."""
         if all(old.get(n) == new.get(n) for n in LINUX_FILES):
             return []
-        delta = _port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", ""))
-        if not _links_rebuilt(old, new) and delta is not None:
+        if not _links_rebuilt(old, new):
             # Only host ports change admin state (drain/undrain): touch nothing else.
+            delta = _port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", "")) or []
             files = {"current/ip.batch": new["ip.batch"], "ports.batch": "\n".join(delta) + "\n"}
             rc, out, err = self._with_files(files, f"ip -force -batch {STATE}/ports.batch")
             return [] if rc == 0 else [f"ip.batch: {(err or out).strip()[-300:]}"]
