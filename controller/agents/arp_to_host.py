@@ -619,10 +619,12 @@ reading zebra's older word that the pair verifies would otherwise put the NOARP 
 before the answer)."""
 HEAR_AGAIN_S = 1.0
 """At most one look at the kernel a second per server (its ARP comes in bursts)."""
-PROBE_AGAIN_S = 10.0
+PROBE_AGAIN_S = 15.0
 """How often the agent probes a server zebra lists (the pair proxies it) that this leaf's
 kernel has no usable entry of: the server's answer comes to whichever leaf its bond hashes
-ARP to, and that one verifies it; one that is gone is probed again no more often."""
+ARP to, and that one verifies it; one that is gone is probed again no more often. Longer
+than a probe lasts before it fails (the rendered ``ucast_solicit`` of the EVPN SVIs, 10
+probes 1 s apart), so an unanswered probe never counts as answered (``Synced.unproven``)."""
 
 
 def arp_sender(frame: bytes) -> tuple[str, str] | None:
@@ -1036,8 +1038,10 @@ class Synced:
     verifies it (this one, or the pair: its SVI takes unsolicited ARP replies, arp_accept),
     and syncs it to the other; where that is the pair, this leaf's probes go unanswered and
     the agent, asking zebra at every pass meanwhile (``next_ask``), puts its own entry back
-    before they fail (3 s). Left STALE, an entry is probed only when traffic uses it: on the
-    lab's idle fabric after a deploy it was not, and the other leaf's /32 stayed missing.
+    before they fail (10 s: the EVPN SVIs' rendered ``ucast_solicit``; with the kernel's 3 s
+    the put-back came too late on a loaded lab guest and the /32 went, 2026-12-04). Left
+    STALE, an entry is probed only when traffic uses it: on the lab's idle fabric after a
+    deploy it was not, and the other leaf's /32 stayed missing.
     One zebra no longer lists at all is deleted. The server's ARP reaching this leaf hands
     the entry back at once (ArpWatch), whatever zebra says. Until this leaf's BGP EVPN has
     been up EVPN_SETTLE_S (its bgpd restarted: zebra forgets every sync until the new
@@ -1053,6 +1057,8 @@ class Synced:
         self.probing = False
         """Whether a neighbour of the EVPN SVIs was in PROBE at the last pass (or was just
         handed back): its probes are going unanswered so far."""
+        self.handed_back: set[tuple[str, str]] = set()
+        """Entries this agent installed and then handed back to the kernel to probe."""
         self.heard: dict[tuple[str, str], float] = {}
         """Entries ArpWatch handed back on the server's ARP, with when (time.monotonic)."""
         self.fresh: dict[tuple[str, str], float] = {}
@@ -1069,7 +1075,7 @@ class Synced:
 
     def unproven(self, entries: list[dict[str, Any]], now: float) -> set[str]:
         """Addresses of entries the agent created in PROBE not yet answered: no /32 for
-        them (a server that is gone would get one for the 3 s of each probe)."""
+        them (a server that is gone would get one for as long as each probe lasts)."""
         return {
             str(n["dst"])
             for n in entries
@@ -1086,7 +1092,7 @@ class Synced:
         """When zebra should be asked next at the latest: at every pass (NEIGH_EVENT_S)
         while a neighbour is in PROBE (this leaf's probes of the server go unanswered where
         its ARP hashes to the pair: the pair verifies it, and the agent must put its own
-        entry in before they fail, 3 s), else when an entry on hold stops counting as
+        entry in before they fail, 10 s), else when an entry on hold stops counting as
         verified (so it is handed back then, not at the next routine ask)."""
         return now + NEIGH_EVENT_S if self.probing else self.hold_ends
 
@@ -1113,6 +1119,9 @@ class Synced:
             quiet = set(self.heard)
         for key in quiet:  # the kernel's now, to verify: not ours to put back
             self.installed.pop(key, None)
+        self.handed_back = {
+            k for k in self.handed_back if k in by_key and not _verified_here(by_key[k])
+        }
         if ask_zebra:
             answer, up_for = zebra_answer(self.evpn_svis)
             self.settling = up_for < EVPN_SETTLE_S
@@ -1151,6 +1160,11 @@ class Synced:
                 if _agents_own(kernel):  # ours, or an agent before this one (restarted)'s
                     self.installed[(ip, svi)] = mac
                 continue
+            if (ip, svi) in self.handed_back and _states(kernel) & DEAD_STATES:
+                # its probes failed before the pair's sync came back: its /32 was gone
+                # meanwhile (rare, and worth a line: see EVPN_UNICAST_PROBES in the renderer)
+                log(f"put back {ip} on {svi}: this leaf's probes of it had failed")
+            self.handed_back.discard((ip, svi))
             batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
             self.installed[(ip, svi)] = mac
         ours = {k for k, n in by_key.items() if _agents_own(n)}
@@ -1158,6 +1172,7 @@ class Synced:
         for key in sorted((set(self.installed) | ours) & set(unverified)):
             batch.append(probe_line(key[0], unverified[key], key[1]))
             self.installed.pop(key, None)
+            self.handed_back.add(key)
             probed = True
         for key, mac in sorted(unverified.items()):
             kernel = by_key.get(key, {})

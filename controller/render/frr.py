@@ -67,6 +67,20 @@ def red_parameters(device: DeviceConfig) -> dict[str, int | str]:
     }
 
 
+EVPN_UNICAST_PROBES = 10
+"""Unicast probes (1 s apart, ``ucast_solicit``; the kernel's default is 3) before an EVPN
+SVI's neighbour in PROBE fails. The ARP-to-host agent hands a server's synced entry back to
+the kernel to probe whenever the pair stops confirming it, which it does in every ordinary
+ARP cycle (about every 30 s); where the server's ARP hashes to the pair, the probes go
+unanswered and the agent puts its entry back once the pair's fresh sync reaches zebra. With
+3 probes that had to happen within 3 s: on the lab's guest with one busy loop added it did
+not (5 entries FAILED in 200 s; with 10 probes, 18 hand-backs and none FAILED in 260 s,
+2026-12-04), the leaf withdrew the server's /32 until its next pass, and a CI run's `verify`
+found a plane-2 /32 missing on both spines. A server's failure
+in EVPN-MH is acted on from its LACP state and carrier, not from ARP, so the longer budget
+only delays a failed probe's verdict."""
+
+
 def sysctls(device: DeviceConfig) -> dict[str, int]:
     values = {
         "net.ipv4.ip_forward": 1,
@@ -90,6 +104,7 @@ def sysctls(device: DeviceConfig) -> dict[str, int]:
             # (ip-sysctl.rst: arp_accept; Debian's 6.1 creates a REACHABLE entry from it,
             # measured in the lab guest 2026-12-04). The ARP-to-host agent relies on it.
             values[f"net.ipv4.conf.{svi}.arp_accept"] = 1
+            values[f"net.ipv4.neigh.{svi}.ucast_solicit"] = EVPN_UNICAST_PROBES
     return values
 
 

@@ -368,3 +368,47 @@ def test_gate_opens_on_the_servers_first_frame_not_on_a_poll(
     and for LLDP (the tap does not even wake)."""
     opened, took = _gate_opens(leaf, tmp_path, tap, partner_now, frames)
     assert opened == opens, f"{case}: gate open {opened} after {took:.2f} s"
+
+
+def test_a_handed_back_entry_keeps_forwarding_for_the_rendered_probe_budget(
+    leaf: tuple[str, str],
+) -> None:
+    """The agent hands a synced server back to the kernel in PROBE; where the server's ARP
+    hashes to the pair, its probes go unanswered and the entry forwards (its /32 stays) only
+    until they fail. The EVPN SVIs' rendered ``ucast_solicit`` gives the pair's sync 10 s to
+    come back; with the kernel's default the entry FAILED after 3 s (a loaded lab guest
+    missed that, 2026-12-04). Checked here on this kernel with the rendered key and value,
+    beside an SVI left at the default."""
+    from controller.generator import build_fabric
+    from controller.intent import load_intent
+    from controller.render.device import build_device
+    from controller.render.frr import sysctls
+    from tests.conftest import INVENTORY
+
+    fabric = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))
+    leaf_name = next(s.name for s in fabric.switches if s.role == "leaf")
+    rendered = {
+        k: v for k, v in sysctls(build_device(fabric, leaf_name)).items() if "ucast_solicit" in k
+    }
+    ((key, probes),) = rendered.items()
+    svi = key.split(".")[3]
+    leaf_ns, _ = leaf
+    sh(
+        f"""
+ip -n {leaf_ns} link add {svi} type bridge
+ip -n {leaf_ns} link set {svi} up
+ip -n {leaf_ns} address add 10.9.1.1/29 dev {svi}
+ip netns exec {leaf_ns} sysctl -q -w {key}={probes}
+ip -n {leaf_ns} neigh replace 10.9.1.2 lladdr 02:00:00:00:01:02 dev {svi} nud probe
+ip -n {leaf_ns} neigh replace 10.9.0.5 lladdr 02:00:00:00:00:05 dev br0 nud probe
+"""
+    )
+    assert int(sh(f"ip netns exec {leaf_ns} sysctl -n {key}")) == probes >= 10
+
+    def state(address: str) -> set[str]:
+        out = json.loads(sh(f"ip -n {leaf_ns} -j -4 neigh show {address}") or "[]")
+        return arp_to_host._states(out[0]) if out else {"NONE"}
+
+    time.sleep(5.0)
+    assert state("10.9.0.5") & arp_to_host.DEAD_STATES, "the default budget is over by now"
+    assert not state("10.9.1.2") & arp_to_host.DEAD_STATES, state("10.9.1.2")

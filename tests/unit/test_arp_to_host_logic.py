@@ -639,6 +639,30 @@ def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
         assert not other.apply(kernel, ask_zebra=True) and batches == []
 
 
+@pytest.mark.parametrize(("state", "logged"), [("PROBE", False), ("FAILED", True)])
+def test_a_handed_back_entry_put_back_after_its_probes_failed_is_logged(
+    monkeypatch: pytest.MonkeyPatch, state: str, logged: bool
+) -> None:
+    """Put back while the kernel still probes it: the ordinary cycle, silent. Put back after
+    its probes failed: the /32 was gone meanwhile, which the agent's log (and syslog) says."""
+    lines: list[str] = []
+    monkeypatch.setattr(arp_to_host, "log", lines.append)
+    synced, batches = _synced(monkeypatch, verified=False)
+    synced.installed = dict(ZEBRA_SYNCED)
+    synced.apply([{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}], now=50.0)
+    assert batches[-1][0].endswith("nud probe") and lines == []
+    again = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
+    monkeypatch.setattr(
+        arp_to_host, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): again}, SETTLED)
+    )
+    synced.apply([{**ZEBRA_STALE, "state": [state]}], ask_zebra=True, now=53.0)
+    assert batches[-1][0].endswith("extern_learn nud noarp")
+    expected = ["put back 10.100.0.2 on vlan1001: this leaf's probes of it had failed"]
+    assert lines == (expected if logged else [])
+    # once put back it is the agent's again: a later failure of the kernel's is not a hand-back
+    assert synced.handed_back == set()
+
+
 def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
     synced, batches = _synced(monkeypatch)
     synced.installed = {("10.100.0.9", "vlan1001"): "f6:39:47:bf:45:09"}
@@ -867,9 +891,10 @@ def test_a_server_zebra_knows_and_this_kernel_does_not_is_probed(
     assert not synced.apply([], ask_zebra=True, now=arp_to_host.PROBE_AGAIN_S + 1)
     assert batches == [[probe], [probe]]
     probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
-    assert synced.unproven(probing, 11.0) == {"10.100.0.2"}
-    assert synced.unproven([{**ZEBRA_STALE, "state": ["REACHABLE"]}], 11.0) == set()
-    assert synced.unproven(probing, 10.0 + arp_to_host.PROBE_AGAIN_S) == set()
+    second = arp_to_host.PROBE_AGAIN_S  # when the second probe started
+    assert synced.unproven(probing, second + 1) == {"10.100.0.2"}
+    assert synced.unproven([{**ZEBRA_STALE, "state": ["REACHABLE"]}], second + 1) == set()
+    assert synced.unproven(probing, second + arp_to_host.PROBE_AGAIN_S) == set()
     # a usable entry of the kernel's own is left to it
     other, batches = _synced(monkeypatch, verified=False)
     assert not other.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=True, now=0.0)
