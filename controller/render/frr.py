@@ -76,9 +76,9 @@ unanswered and the agent puts its entry back once the pair's fresh sync reaches 
 3 probes that had to happen within 3 s: on the lab's guest with one busy loop added it did
 not (5 entries FAILED in 200 s; with 10 probes, 18 hand-backs and none FAILED in 260 s,
 2026-12-04), the leaf withdrew the server's /32 until its next pass, and a CI run's `verify`
-found a plane-2 /32 missing on both spines. A server's failure
-in EVPN-MH is acted on from its LACP state and carrier, not from ARP, so the longer budget
-only delays a failed probe's verdict."""
+found a plane-2 /32 missing on both spines. A server's failure in EVPN-MH is acted on from
+its LACP state and carrier, not from ARP, so the longer budget only delays a failed probe's
+verdict. The agent's PROBE_AGAIN_S must stay longer than these probes last."""
 
 
 def sysctls(device: DeviceConfig) -> dict[str, int]:

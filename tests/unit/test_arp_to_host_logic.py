@@ -663,6 +663,16 @@ def test_a_handed_back_entry_put_back_after_its_probes_failed_is_logged(
     assert synced.handed_back == set()
 
 
+def test_the_unproven_window_outlasts_the_rendered_probes() -> None:
+    """The agent (stdlib only, copied to the switch) cannot import the renderer: its
+    PROBE_AGAIN_S, the window in which a fresh probe gets no /32, must stay longer than the
+    rendered probes last (1 s apart), or a gone server would get a /32 before its probes
+    fail."""
+    from controller.render.frr import EVPN_UNICAST_PROBES
+
+    assert arp_to_host.PROBE_AGAIN_S > EVPN_UNICAST_PROBES * 1.0
+
+
 def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
     synced, batches = _synced(monkeypatch)
     synced.installed = {("10.100.0.9", "vlan1001"): "f6:39:47:bf:45:09"}
