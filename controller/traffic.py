@@ -108,13 +108,20 @@ class TrafficReport:
         rows = [f"rail {r.rail} plane {r.plane}: {r.reason}" for r in self.rows if not r.ok]
         if not rows:
             return rows
-        return rows + [
-            f"{f['src']} -> {f['dst']} rail {f['rail']}: {dropped} of the lost packets were "
+        dropped = [
+            f"{f['src']} -> {f['dst']} rail {f['rail']}: {n} of the lost packets were "
             "dropped by the receiving socket itself (buffer full: the server could not keep "
             "up with the probe, not the fabric's loss)"
             for f in self.flows
-            if (dropped := int(f.get("receiver_dropped") or 0))
+            if (n := int(f.get("receiver_dropped") or 0))
         ]
+        went_down = [
+            f"{f['src']} -> {f['dst']} rail {f['rail']}: {', '.join(down)} went down during "
+            "the probe (its sub-flows' planes are counted from before that)"
+            for f in self.flows
+            if (down := f.get("sniff_down"))
+        ]
+        return rows + dropped + went_down
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -248,4 +255,5 @@ def check_traffic(
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
     keys = ("sent", "received", "lost", "duplicates", "reordered", "max_gap_ms", "receiver_dropped")
-    return {k: result.get(k) for k in keys}
+    # the sender's bond members that went down during the probe (their egress counts stop)
+    return {**{k: result.get(k) for k in keys}, "sniff_down": list(result.get("sniff_down", []))}

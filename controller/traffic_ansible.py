@@ -61,7 +61,14 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
     missing = [f.name for f in flows if f.port not in received]
     if missing:
         raise TrafficError("ansible", f"no probe result for: {', '.join(missing)}")
-    return [{**received[f.port], "egress": egress.get(f.port, {}).get("egress", {})} for f in flows]
+    return [
+        {
+            **received[f.port],
+            "egress": egress.get(f.port, {}).get("egress", {}),
+            "sniff_down": egress.get(f.port, {}).get("sniff_down", []),
+        }
+        for f in flows
+    ]
 
 
 def run_ansible(

@@ -245,4 +245,5 @@ def _flow_result(out: str, port: int) -> dict[str, Any]:
     except (IndexError, ValueError) as exc:
         raise LabCommandError(f"probe flow {port} printed no result: {out[-300:]}") from exc
     result["egress"] = egress.get("egress", {})
+    result["sniff_down"] = egress.get("sniff_down", [])
     return result

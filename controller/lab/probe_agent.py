@@ -103,13 +103,22 @@ def udp_ports(frame: bytes) -> tuple[int, int] | None:
 def count_egress(
     sniffers: dict[str, socket.socket], port: int, base: int, subflows: int
 ) -> dict[str, dict[str, int]]:
-    """Sub-flow -> interface -> packets of this probe seen leaving through it."""
+    """Sub-flow -> interface -> packets of this probe seen leaving through it.
+
+    An interface that went down (or away) meanwhile ends its packet socket with an error
+    (ENETDOWN): that sniffer is closed and removed from ``sniffers``, and the sender goes on
+    sending. A port failing during the probe is what the probe measures, not a reason for
+    the sender to die and turn the rest of the flow into loss."""
     egress: dict[str, dict[str, int]] = {}
-    for name, sock in sniffers.items():
+    for name, sock in list(sniffers.items()):
         while select.select([sock], [], [], 0)[0]:
             try:
                 frame, address = sock.recvfrom(256)
             except BlockingIOError:
+                break
+            except OSError:
+                sock.close()
+                del sniffers[name]
                 break
             ports = udp_ports(frame)
             if address[2] != socket.PACKET_OUTGOING or ports is None or ports[1] != port:
@@ -131,7 +140,7 @@ def send(
     base: int = SOURCE_PORT_BASE,
     sniff: list[str] | None = None,
     stop: str = "",
-) -> dict[str, dict[str, dict[str, int]]]:
+) -> dict[str, Any]:
     """Packet ``seq`` leaves from sub-flow ``seq % subflows``; the rate is the total rate.
     Once ``stop`` names an existing file (looked for every 16 packets), no more are sent."""
     sniffers = _sniffers(sniff or [])
@@ -158,7 +167,10 @@ def send(
             with contextlib.suppress(OSError):
                 sock.sendto(_DATA.pack(_END, sent, sent, time.time()), (dst, port))
         time.sleep(0.02)
-    return {"egress": egress}
+    result: dict[str, Any] = {"egress": egress}
+    if went_down := sorted(set(sniff or []) - set(sniffers)):
+        result["sniff_down"] = went_down  # their counts stop when they went down
+    return result
 
 
 def _merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import subprocess
 import threading
 import time
+import uuid
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -116,6 +120,9 @@ def test_ansible_results_are_read_from_the_job_events() -> None:
     events.append(event("Receiver result", flows[1].port, '{"sent": 100, "per_subflow": []}'))
     got = results_from_events(events, flows)
     assert got[0]["egress"] == {"0": {"nic1p1": 25}} and got[1]["egress"] == {}
+    assert got[0]["sniff_down"] == got[1]["sniff_down"] == []
+    events[1] = event("Sender result", flows[0].port, '{"egress": {}, "sniff_down": ["nic1p1"]}')
+    assert results_from_events(events, flows)[0]["sniff_down"] == ["nic1p1"]
 
 
 def _recv_in_thread(
@@ -262,6 +269,70 @@ def test_a_receivers_own_drops_are_named_apart_from_the_fabrics_loss() -> None:
     assert report.failures[1].startswith(f"{flows[0].name}: 6 of the lost packets were dropped")
     clean = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
     assert TrafficReport("lab", "lab", 1.0, 20.0, 2, aggregate(FABRIC, flows, clean), []).ok
+
+
+def test_a_sender_port_that_went_down_is_named_in_the_failures() -> None:
+    flows = plan_flows(FABRIC)
+    lossy = [{**_result(f.ports, [1, 2]), "sniff_down": []} for f in flows]
+    lossy[0]["per_subflow"][0].update(received=7, lost=3)
+    lossy[0]["sniff_down"] = [flows[0].ports[0]]
+    report = TrafficReport(
+        fabric="lab",
+        runner="lab",
+        seconds=1.0,
+        rate_pps=20.0,
+        subflows=2,
+        rows=aggregate(FABRIC, flows, lossy),
+        flows=[{**asdict(f), **_summary(r)} for f, r in zip(flows, lossy, strict=True)],
+    )
+    assert report.failures == [
+        "rail 1 plane 1: 3 of 20 lost",
+        f"{flows[0].name}: {flows[0].ports[0]} went down during the probe (its sub-flows' "
+        "planes are counted from before that)",
+    ]
+    assert report.to_dict()["flows"][0]["sniff_down"] == [flows[0].ports[0]]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and network namespaces"
+)
+def test_the_sender_goes_on_when_a_sniffed_port_goes_down() -> None:
+    """A bond member going down mid-probe ends its packet socket with ENETDOWN; the sender
+    used to die of it, so the rest of the flow read as the fabric's loss."""
+    tag = uuid.uuid4().hex[:6]
+    a, b = f"dpd-ut-snd-{tag}", f"dpd-ut-rcv-{tag}"
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import json; from controller.lab import probe_agent as p; print(json.dumps(p.send("
+        "'10.9.2.2', 45890, 300, 100.0, src='10.9.2.1', subflows=2, base=41100, sniff=['va'])))"
+    )
+    try:
+        for script in (
+            f"ip netns add {a}; ip netns add {b}",
+            f"ip -n {a} link add va type veth peer name vb netns {b}",
+            f"ip -n {a} address add 10.9.2.1/30 dev va; ip -n {b} address add 10.9.2.2/30 dev vb",
+            f"ip -n {a} link set va up; ip -n {b} link set vb up",
+        ):
+            subprocess.run(["sh", "-ec", script], check=True, capture_output=True)
+        sender = subprocess.Popen(
+            ["ip", "netns", "exec", a, "python3", "-c", code],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)  # about half of its 3 s
+        subprocess.run(["ip", "-n", a, "link", "set", "va", "down"], check=True)
+        out, err = sender.communicate(timeout=30)
+        assert sender.returncode == 0, err
+        result = json.loads(out.strip().splitlines()[-1])
+        assert result["sniff_down"] == ["va"]
+        counted = sum(n for by_if in result["egress"].values() for n in by_if.values())
+        assert 0 < counted < 300  # what left before the port went down
+    finally:
+        subprocess.run(["ip", "netns", "del", a], check=False)
+        subprocess.run(["ip", "netns", "del", b], check=False)
 
 
 def test_agent_reports_when_each_subflows_longest_gap_ended() -> None:
