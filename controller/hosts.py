@@ -25,7 +25,7 @@ from controller import opstate
 from controller.ansible_inventory import SshAccess, build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
-from controller.labfabric import lab_dir
+from controller.labfabric import bond_name, lab_dir
 from controller.resources import data_dir
 
 PLAYBOOKS = data_dir("playbooks")
@@ -292,12 +292,14 @@ def run_hosts(
     )
 
 
-def leaf_facing_ports(fabric: Fabric, leaf: str) -> dict[str, list[str]]:
-    """server -> its ports cabled to ``leaf``."""
-    ports: dict[str, list[str]] = {}
+def leaf_facing_ports(fabric: Fabric, leaf: str) -> dict[str, list[dict[str, str]]]:
+    """server -> its ports cabled to ``leaf``, each with the bond it is a member of."""
+    ports: dict[str, list[dict[str, str]]] = {}
     for link in fabric.links_by_device.get(leaf, []):
         if link.kind == "host":
-            ports.setdefault(link.a_device, []).append(link.a_port)
+            server = fabric.server_by_name[link.a_device]
+            nic = next(n for n in server.nics if link.a_port in n.ports)
+            ports.setdefault(server.name, []).append({"port": link.a_port, "bond": bond_name(nic)})
     return ports
 
 
@@ -308,8 +310,9 @@ def set_leaf_facing_ports(
     access: SshAccess | None = None,
     check: bool = False,
 ) -> HostsResult:
-    """The host-side drain step: every server behind ``leaf`` takes its ports to that leaf
-    out of its bonds' service (down), or back (up)."""
+    """The host-side drain step: every server behind ``leaf`` releases its ports to that
+    leaf from their bonds, leaving them down (down), or puts them back (up); the module
+    `playbooks/library/dpctl_host_port.py` says why a release and not a link down."""
     ports = leaf_facing_ports(fabric, leaf)
     if not ports:
         raise HostsError(leaf, "no server is cabled to this switch")

@@ -2,13 +2,25 @@
 """Ansible module: take a GPU server's bond member ports out of service, or back.
 
 Used by `dpctl drain --hosts-first` before a leaf is drained: the server's port facing that
-leaf goes administratively down, so its bond moves every flow it sends to the other plane
-at a moment the server chooses, instead of when the switch takes its port away. `dpctl
-undrain --hosts-first` brings the port back up once the leaf is back in service (the
-bond's updelay then holds traffic off it until it has settled).
+leaf leaves its bond, so the bond moves every flow it sends to the other plane at a moment
+the server chooses, instead of when the switch takes its port away. `dpctl undrain
+--hosts-first` puts the port back into its bond once the leaf is back in service (the bond's
+updelay then holds traffic off it until it has settled).
 
-Idempotent (reads `ip -j link show`), supports check mode, and refuses a port that is not a
-member of a bond: taking a server's only path down is never what a drain means.
+Why a release (`ip link set PORT nomaster`) and not `ip link set PORT down`: closing a bond
+member first swaps its queue for one that drops everything, and only then tells the bond,
+which until that moment still hashes flows onto the member. In the lab (2026-12-05) a
+`--hosts-first` drain lost 1-2 packets of a 500 packets/s flow there in one run of two; the
+guest kernel's kfree_skb trace named the drop QDISC_DROP, in the sender's own context, at the
+moment the host step ran. A release takes the member out of the bond's transmit array and
+waits for every sender that may still hold it (synchronize_rcu in the bonding driver's
+`__bond_release_one`) before it closes the port, so nothing is sent into a closing port. A
+released port is left down.
+
+Idempotent (reads `ip -j link show`), supports check mode. Refused, changing nothing on the
+server: a port that is no member of the named bond (nor already released from it), and
+taking a port out while no other member of its bond is up: that would cut the server's last
+path on the rail, which is never what a drain means.
 """
 
 from __future__ import annotations
@@ -19,9 +31,13 @@ from typing import Any
 
 DOCUMENTATION = r"""
 module: dpctl_host_port
-short_description: Bond member ports of a GPU server administratively down or up
+short_description: Bond member ports of a GPU server out of their bonds (down) or back (up)
 options:
-  ports: {type: list, elements: str, required: true}
+  ports:
+    type: list
+    elements: dict
+    required: true
+    description: "[{port: nic1p1, bond: gpu1}, ...]: each port and the bond it belongs to"
   state: {type: str, choices: [down, up], required: true}
 """
 
@@ -31,28 +47,67 @@ def run_cmd(argv: list[str]) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def port_info(port: str) -> dict[str, Any] | None:
-    rc, out, _ = run_cmd(["ip", "-j", "link", "show", "dev", port])
+def link_info(name: str) -> dict[str, Any] | None:
+    rc, out, _ = run_cmd(["ip", "-j", "link", "show", "dev", name])
     if rc != 0:
         return None
     links = json.loads(out or "[]")
     return links[0] if links else None
 
 
-def plan(ports: list[str], state: str) -> tuple[list[str], list[str]]:
-    """(ports to change, errors)."""
-    changes, errors = [], []
-    for port in ports:
-        info = port_info(port)
-        if info is None:
-            errors.append(f"{port}: no such interface")
-            continue
-        if not info.get("master"):
-            errors.append(f"{port}: not a bond member (refusing to take a single path down)")
-            continue
-        if ("UP" in info.get("flags", [])) != (state == "up"):
-            changes.append(port)
-    return changes, errors
+def members(bond: str) -> list[dict[str, Any]]:
+    rc, out, _ = run_cmd(["ip", "-j", "link", "show", "master", bond])
+    return json.loads(out or "[]") if rc == 0 else []
+
+
+def _is_up(info: dict[str, Any]) -> bool:
+    return "UP" in info.get("flags", [])
+
+
+def _carries(info: dict[str, Any]) -> bool:
+    flags = info.get("flags", [])
+    return "UP" in flags and "LOWER_UP" in flags
+
+
+def port_commands(port: str, bond: str, state: str) -> tuple[list[list[str]], str | None]:
+    """The `ip` commands that bring ``port`` to ``state`` (none: already there), or an error."""
+    info = link_info(port)
+    if info is None:
+        return [], f"{port}: no such interface"
+    if link_info(bond) is None:
+        return [], f"{port}: its bond {bond} does not exist"
+    master = info.get("master")
+    if master not in (None, bond):
+        return [], f"{port}: member of {master}, not of {bond}"
+    if state == "down":
+        if master is None:
+            return ([["ip", "link", "set", "dev", port, "down"]] if _is_up(info) else []), None
+        others = [m for m in members(bond) if m.get("ifname") != port and _carries(m)]
+        if not others:
+            return [], (
+                f"{port}: no other member of {bond} is up (refusing to take the server's "
+                "last path on this rail down)"
+            )
+        return [["ip", "link", "set", "dev", port, "nomaster"]], None
+    if master is None:  # released by a drain: back into the bond (enslaving opens it)
+        return [
+            ["ip", "link", "set", "dev", port, "down"],
+            ["ip", "link", "set", "dev", port, "master", bond],
+            ["ip", "link", "set", "dev", port, "up"],
+        ], None
+    return ([] if _is_up(info) else [["ip", "link", "set", "dev", port, "up"]]), None
+
+
+def plan(ports: list[dict[str, str]], state: str) -> tuple[list[list[str]], list[str]]:
+    """(commands to run, errors): every error is reported before anything changes."""
+    commands: list[list[str]] = []
+    errors: list[str] = []
+    for entry in ports:
+        cmds, error = port_commands(entry["port"], entry["bond"], state)
+        commands += cmds
+        if error:
+            errors.append(error)
+    return commands, errors
 
 
 def main() -> None:
@@ -60,25 +115,29 @@ def main() -> None:
 
     module = AnsibleModule(
         argument_spec={
-            "ports": {"type": "list", "elements": "str", "required": True},
+            "ports": {"type": "list", "elements": "dict", "required": True},
             "state": {"type": "str", "choices": ["down", "up"], "required": True},
         },
         supports_check_mode=True,
     )
     ports, state = module.params["ports"], module.params["state"]
-    changes, errors = plan(ports, state)
+    bad = [
+        p for p in ports if not isinstance(p.get("port"), str) or not isinstance(p.get("bond"), str)
+    ]
+    if bad:
+        module.fail_json(msg=f"each port needs 'port' and 'bond' (names): {bad}")
+    commands, errors = plan(ports, state)
     if errors:
         module.fail_json(msg="; ".join(errors), ports=ports)
-    commands = [f"ip link set dev {port} {state}" for port in changes]
     if not module.check_mode:
-        for port in changes:
-            rc, _, err = run_cmd(["ip", "link", "set", "dev", port, state])
+        for argv in commands:
+            rc, _, err = run_cmd(argv)
             if rc != 0:
-                module.fail_json(msg=f"{port}: ip link set {state} failed: {err.strip()}")
+                module.fail_json(msg=f"{' '.join(argv)} failed: {err.strip()}")
     module.exit_json(
-        changed=bool(changes),
-        commands=commands,
-        msg=f"{len(changes)} of {len(ports)} ports set {state}",
+        changed=bool(commands),
+        commands=[" ".join(argv) for argv in commands],
+        msg=f"{len(ports)} ports {state}: {len(commands)} commands",
     )
 
 

@@ -758,11 +758,13 @@ def test_drain_refused_when_partner_drained_or_server_single_homed(lab: Lab) -> 
     assert load_maintenance(lab.fabric) == {}  # nothing was changed
 
 
-def _port_up(lab: Lab, server: str, port: str) -> bool:
+def _port(lab: Lab, server: str, port: str) -> tuple[bool, str | None]:
+    """(admin up, its bond or None)"""
     with lab.session() as s:
         rc, out, err = s.run(server, f"ip -j link show dev {port}")
     assert rc == 0, err
-    return "UP" in json.loads(out)[0]["flags"]
+    link = json.loads(out)[0]
+    return "UP" in link["flags"], link.get("master")
 
 
 def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
@@ -799,7 +801,10 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
             states = [step["state"] for step in drained.steps]
             assert states == ["graceful-shutdown", f"server ports to {leaf} down", "isolated"]
             assert drained.steps[1]["servers_changed"] == len(server_ports)
-            assert not any(_port_up(lab, srv, port) for srv, port in server_ports.items())
+            # released from their bonds (not only down: see dpctl_host_port) and left down
+            assert {srv: _port(lab, srv, p) for srv, p in server_ports.items()} == {
+                srv: (False, None) for srv in server_ports
+            }
         # drained.ok: the drain's own verify of the plane passed while the leaf is isolated,
         # its maintenance check (live policy against the record) included; plane 2 is not
         # touched (a whole-fabric verify here cost about 40 s per mode in the guest)
@@ -810,7 +815,9 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         assert load_maintenance(lab.fabric) == {}
         if hosts_first:
             assert back.steps[-1]["state"] == f"server ports to {leaf} up"
-        assert all(_port_up(lab, srv, port) for srv, port in server_ports.items())
+        assert {srv: _port(lab, srv, p) for srv, p in server_ports.items()} == {
+            srv: (True, "gpu1") for srv in server_ports
+        }
         # each step changed only host ports: the leaf's agent ran through them all (a
         # restart at the undrain's last step left a returning port's gate shut meanwhile)
         with lab.session() as s:

@@ -532,9 +532,10 @@ def test_leaf_facing_ports_are_the_servers_ports_to_that_leaf() -> None:
     fabric = _fabric("dual-arp")
     ports = hosts_mod.leaf_facing_ports(fabric, "p1-g1-leaf1")
     assert sorted(ports) == ["srv0001", "srv0002"]
-    for server, names in ports.items():
+    for server, entries in ports.items():
         nic = fabric.server_by_name[server].nics[0]  # rail 1
-        assert names == [nic.ports[0]]  # its plane-1 port, not the plane-2 one
+        # its plane-1 port, not the plane-2 one, and the bond the module releases it from
+        assert entries == [{"port": nic.ports[0], "bond": "gpu1"}]
 
 
 def test_host_step_on_a_switch_without_servers_is_refused() -> None:
@@ -542,26 +543,82 @@ def test_host_step_on_a_switch_without_servers_is_refused() -> None:
         hosts_mod.set_leaf_facing_ports(_fabric("dual-arp"), "p1-spine1", "down")
 
 
-def test_host_port_module_refuses_unknown_and_unbonded_ports() -> None:
-    """Real `ip -j link` on this machine: lo exists but is no bond member."""
-    changes, errors = PORT.plan(["lo", "dpctl-no-such0"], "down")
-    assert changes == []
+def test_host_port_module_refuses_unknown_ports_and_bonds() -> None:
+    """Real `ip -j link` on this machine: lo exists, the other names do not."""
+    commands, errors = PORT.plan(
+        [{"port": "lo", "bond": "dpctl-no-bond0"}, {"port": "dpctl-no-such0", "bond": "lo"}],
+        "down",
+    )
+    assert commands == []
     assert errors == [
-        "lo: not a bond member (refusing to take a single path down)",
+        "lo: its bond dpctl-no-bond0 does not exist",
         "dpctl-no-such0: no such interface",
     ]
 
 
-def test_host_port_module_changes_only_ports_in_the_other_state(
+BOND_LINKS: dict[str, dict[str, Any]] = {
+    "bond1": {"ifname": "bond1", "flags": ["MASTER", "UP", "LOWER_UP"]},
+    "eth1": {"ifname": "eth1", "master": "bond1", "flags": ["SLAVE", "UP", "LOWER_UP"]},
+    "eth2": {"ifname": "eth2", "master": "bond1", "flags": ["SLAVE", "UP", "LOWER_UP"]},
+    "eth3": {"ifname": "eth3", "flags": ["BROADCAST"]},  # released by a drain: down
+    "eth4": {"ifname": "eth4", "master": "bond1", "flags": ["SLAVE"]},  # member, admin down
+    "eth5": {"ifname": "eth5", "master": "bond9", "flags": ["SLAVE", "UP"]},
+    "bond9": {"ifname": "bond9", "flags": ["MASTER", "UP"]},
+}
+
+
+def _bond_links(monkeypatch: pytest.MonkeyPatch, links: dict[str, dict[str, Any]]) -> None:
+    monkeypatch.setattr(PORT, "link_info", links.get)
+    monkeypatch.setattr(
+        PORT, "members", lambda bond: [v for v in links.values() if v.get("master") == bond]
+    )
+
+
+def _ports(*names: str) -> list[dict[str, str]]:
+    return [{"port": n, "bond": "bond1"} for n in names]
+
+
+def test_host_port_module_releases_a_member_and_puts_it_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    links = {
-        "eth1": {"master": "bond1", "flags": ["BROADCAST", "UP"]},
-        "eth2": {"master": "bond1", "flags": ["BROADCAST"]},
-    }
-    monkeypatch.setattr(PORT, "port_info", links.get)
-    assert PORT.plan(["eth1", "eth2"], "down") == (["eth1"], [])
-    assert PORT.plan(["eth1", "eth2"], "up") == (["eth2"], [])
+    """Down releases the member from its bond (the module's docstring says why not a link
+    down); up puts a released port back, and only then brings it up."""
+    _bond_links(monkeypatch, BOND_LINKS)
+    assert PORT.plan(_ports("eth1"), "down") == (
+        [["ip", "link", "set", "dev", "eth1", "nomaster"]],
+        [],
+    )
+    assert PORT.plan(_ports("eth3"), "down") == ([], [])  # already released and down
+    assert PORT.plan(_ports("eth1"), "up") == ([], [])  # already in service
+    assert PORT.plan(_ports("eth3"), "up") == (
+        [
+            ["ip", "link", "set", "dev", "eth3", "down"],
+            ["ip", "link", "set", "dev", "eth3", "master", "bond1"],
+            ["ip", "link", "set", "dev", "eth3", "up"],
+        ],
+        [],
+    )
+    # a member left admin down (by an older dpctl's drain): up brings it up; down releases it
+    assert PORT.plan(_ports("eth4"), "up") == ([["ip", "link", "set", "dev", "eth4", "up"]], [])
+    assert PORT.plan(_ports("eth4"), "down")[0] == [
+        ["ip", "link", "set", "dev", "eth4", "nomaster"]
+    ]
+
+
+def test_host_port_module_refuses_the_last_path_and_a_foreign_bond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    links = {**BOND_LINKS, "eth2": {**BOND_LINKS["eth2"], "flags": ["SLAVE", "UP"]}}  # no carrier
+    _bond_links(monkeypatch, links)
+    commands, errors = PORT.plan(_ports("eth1", "eth5"), "down")
+    assert commands == []  # nothing runs when any port is refused
+    assert errors == [
+        "eth1: no other member of bond1 is up (refusing to take the server's last path on "
+        "this rail down)",
+        "eth5: member of bond9, not of bond1",
+    ]
+    _bond_links(monkeypatch, BOND_LINKS)
+    assert PORT.plan(_ports("eth5"), "up") == ([], ["eth5: member of bond9, not of bond1"])
 
 
 def test_drain_help_offers_the_host_step() -> None:
