@@ -522,9 +522,9 @@ HostsFirstOpt = Annotated[
     bool,
     typer.Option(
         "--hosts-first",
-        help="Drain: after graceful-shutdown, the servers behind the leaf take their ports to "
-        "it out of their bonds (Ansible, as `dpctl hosts`) before the switch isolates it; "
-        "undrain: they bring them back last.",
+        help="Drain: after graceful-shutdown, the servers behind the leaf release their ports "
+        "to it from their bonds (Ansible, as `dpctl hosts`) before the switch isolates it, so "
+        "no packet is caught on a port going down; undrain: they put them back last.",
     ),
 ]
 
@@ -542,8 +542,8 @@ def drain(
 ) -> None:
     """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify.
 
-    With --hosts-first the servers take their ports to the leaf out of their bonds (Ansible)
-    after graceful-shutdown, before the leaf is isolated."""
+    With --hosts-first the servers release their ports to the leaf from their bonds
+    (Ansible) after graceful-shutdown, before the leaf is isolated."""
     from controller.drain import drain as run_drain
 
     try:

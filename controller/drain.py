@@ -1,7 +1,7 @@
 """Day-2 drain and undrain of a leaf, with pre-checks and an impact report before acting.
 
 Drain: (1) graceful-shutdown, so the plane prefers other paths where it has any; (2,
-optional, ``hosts_first``) the servers behind the leaf take their ports to it out of their
+optional, ``hosts_first``) the servers behind the leaf release their ports to it from their
 bonds through Ansible, so they move their own flows to the other plane before the switch
 takes the ports away; (3) isolate: host /32s withdrawn and host-facing ports down (the
 servers behind it go single-plane); (4) verify. Undrain reverses it and holds the host
@@ -112,6 +112,21 @@ def pre_checks(
                 f"({', '.join(ports.get(server, ['none']))}) is down; draining cuts it off"
             )
     return reasons
+
+
+def host_side(report: DrainReport, hosts_first: bool) -> str:
+    """What the drain does on the servers' side, and what the switch-side drain costs."""
+    if hosts_first:
+        return (
+            f"after graceful-shutdown, servers {', '.join(report.servers)} release their ports "
+            f"to {report.leaf} from their bonds (Ansible): they move their own flows before "
+            "the switch takes the ports away"
+        )
+    return (
+        f"switch side only: what the servers' bonds have already put on their ports to "
+        f"{report.leaf} as the leaf takes them down is lost (in the lab 1-2 packets per "
+        "sub-flow hashed there); --hosts-first moves the servers off first"
+    )
 
 
 def impact(fabric: Fabric, leaf: str) -> list[str]:
@@ -301,13 +316,7 @@ def _drain_locked(
     leaf = report.leaf
     book = maintenance_book(fabric)
     steps = drain_steps(book.get(leaf, opstate.LeafState()))
-    if hosts_first:
-        report.impact.insert(
-            0,
-            f"after graceful-shutdown, servers {', '.join(report.servers)} take their ports "
-            f"to {leaf} out of their bonds (Ansible): they move their own flows before the "
-            "switch takes the ports away",
-        )
+    report.impact.insert(0 if hosts_first else len(report.impact), host_side(report, hosts_first))
     nr = build_nornir(fabric, [report.partner], access, workers=1)
     try:
         partner_state = nr.run(task=read_partner)[report.partner][0].result

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from controller.drain import impact, pre_checks, servers_behind
+from controller.drain import DrainReport, host_side, impact, pre_checks, servers_behind
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.hosts import leaf_facing_ports
@@ -85,6 +85,19 @@ def test_impact_says_what_is_at_risk(protection: bool) -> None:
         assert "10G against 400G" in lines[-1]
     else:
         assert lines[-1].startswith("AT RISK: flows other hosts hash into plane 1")
+
+
+def test_impact_names_the_host_side_and_what_the_switch_side_alone_costs() -> None:
+    fabric = _fabric()
+    report = DrainReport(LEAF, "drain", PARTNER, servers_behind(fabric, LEAF), [], [])
+    assert host_side(report, True) == (
+        f"after graceful-shutdown, servers srv0001, srv0002 release their ports to {LEAF} "
+        "from their bonds (Ansible): they move their own flows before the switch takes the "
+        "ports away"
+    )
+    switch_side = host_side(report, False)
+    assert switch_side.startswith("switch side only: what the servers' bonds have already put")
+    assert switch_side.endswith("--hosts-first moves the servers off first")
 
 
 def test_the_host_step_and_the_pre_checks_see_the_same_servers() -> None:
