@@ -226,6 +226,7 @@ def recv(
     # the sender's own pauses: between two arrivals of a sub-flow, how far its send times
     # lag its schedule (the guest not running it), so a gap splits into sender and network
     paused, net_gap = [0.0] * subflows, [0.0] * subflows
+    late_at: list[list[float]] = [[] for _ in range(subflows)]  # when reordered ones arrived
     last_sent: dict[int, tuple[int, float]] = {}  # sub-flow -> (seq, send time) of its newest
     transit = [float("inf"), float("-inf")]  # fastest and slowest arrival - send time
     done_seen = False
@@ -278,13 +279,15 @@ def recv(
             flow_dups[flow] += 1
         elif seq < highest[flow]:
             flow_late[flow] += 1
+            if len(late_at[flow]) < MAX_LOST_RUNS:
+                late_at[flow].append(round(time.time(), 3))
         highest[flow] = max(highest[flow], seq)
         seen.add(seq)
         if len(seen) >= count:
             break
     interval = subflows / rate if rate else None
     result = summarise(
-        sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end, paused, net_gap
+        sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end, paused, net_gap, late_at
     )
     result["extra_delay_ms"] = (
         round((transit[1] - transit[0]) * 1000.0, 1) if transit[1] >= transit[0] else 0.0
@@ -335,6 +338,7 @@ def summarise(
     gap_end: list[float] | None = None,
     paused: list[float] | None = None,
     net_gap: list[float] | None = None,
+    late_at: list[list[float]] | None = None,
 ) -> dict[str, object]:
     """Per sub-flow and in all. A sub-flow's longest silence is the longest time between two
     of its arrivals, and, with the sender's packet ``interval`` (sub-flows / rate), at least
@@ -362,6 +366,8 @@ def summarise(
                 "sender_paused_ms": round(paused[flow] * 1000.0, 1) if paused else 0.0,
                 # when the longest silence between two arrivals ended (epoch s; 0: none)
                 "gap_end": round(gap_end[flow], 3) if gap_end else 0.0,
+                # when its reordered packets arrived (epoch s, the first MAX_LOST_RUNS)
+                "reordered_at": late_at[flow] if late_at else [],
             }
         )
     received = len(seen)

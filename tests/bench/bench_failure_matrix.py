@@ -8,8 +8,9 @@ restart of a leaf (drained first, undrained after; switch side only, then with
 --hosts-first) and its AUX (pair) link down/up, and writes a table
 (mode, protection, event, flow: lost packets, duplicates, reordered, longest gap ms) to
 docs/failure-matrix.md (and the rows as .json; each JSON row also carries the event's steps
-and, per sub-flow, its loss, its longest gap and when that gap ended, in seconds from the
-event's start, so that a loss can be placed in the event). What the switches logged in each
+and, per sub-flow, its loss, its longest gap and when that gap ended, and (since
+2026-12-05) when its reordered packets arrived, in seconds from the event's start, so that
+a loss or a reordering can be placed in the event). What the switches logged in each
 variant (the lab's syslog: FRR, lldpd and the leaves' ARP-to-host agents) is kept next to OUT
 as OUT-stem.<mode>-<on|off>.syslog; each row's ``event_started_guest`` is its event's start on
 that log's clock (the guest's).
@@ -353,6 +354,14 @@ def measure(
         "windows": windows,
         "covered": covered,
         "loss_at": {name: loss_times(probe) for name, probe in results.items()},
+        # seconds from the event's start: when each sub-flow's reordered packets arrived
+        "reordered_at": {
+            name: [
+                [when for at in f.get("reordered_at", []) if (when := since_start(at)) is not None]
+                for f in probe.get("per_subflow", [])
+            ]
+            for name, probe in results.items()
+        },
         # seconds from the event's start: its steps, and when each sub-flow's longest gap ended
         "timeline": [[round(at - started_at, 2), step] for at, step in TIMELINE],
         "gap_ends": {
@@ -435,6 +444,7 @@ def run_variant(
                             "flow_window_s": result["windows"].get(flow),
                             "covered": result["covered"].get(flow, False),
                             "subflow_loss_at_s": result["loss_at"].get(flow, []),
+                            "subflow_reordered_at_s": result["reordered_at"].get(flow, []),
                             "measured": measured,
                             "kernel": lab.get("kernel", ""),
                             "servers": "; ".join(servers_lacp),

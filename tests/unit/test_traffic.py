@@ -143,6 +143,7 @@ def test_agent_counts_duplicates_and_reordering_per_subflow() -> None:
     thread, result = _recv_in_thread(45881, 40, 4)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     order = [*range(9), *range(10, 14), 13, 13, *range(14, 40), 9]  # 13 three times, 9 late
+    before = time.time()
     for seq in order:
         sock.sendto(
             probe_agent._DATA.pack(probe_agent._MAGIC, seq, 40, time.time()), ("127.0.0.1", 45881)
@@ -154,6 +155,10 @@ def test_agent_counts_duplicates_and_reordering_per_subflow() -> None:
     flow1 = result["per_subflow"][1]  # 9 and 13 are sub-flow 1 of 4
     assert (flow1["duplicates"], flow1["reordered"], flow1["received"]) == (2, 1, 10)
     assert all(f["duplicates"] == 0 for i, f in enumerate(result["per_subflow"]) if i != 1)
+    # when the late one arrived, so that the matrix can place reordering against an event
+    (late,) = flow1["reordered_at"]
+    assert before <= late <= time.time()
+    assert all(f["reordered_at"] == [] for i, f in enumerate(result["per_subflow"]) if i != 1)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="packet sockets need root")
