@@ -255,20 +255,25 @@ def test_agent_reports_what_its_own_socket_dropped() -> None:
     assert 0 < dropped < 200
 
 
-def test_a_receivers_own_drops_are_named_apart_from_the_fabrics_loss() -> None:
-    flows = plan_flows(FABRIC)
-    lossy = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
-    lossy[0]["per_subflow"][0].update(received=4, lost=6)
-    lossy[0]["receiver_dropped"] = 6
-    report = TrafficReport(
+def _report(flows: list[Any], results: list[dict[str, Any]]) -> TrafficReport:
+    """The report of a 1 s probe at 20 packets/s in 2 sub-flows with these results."""
+    return TrafficReport(
         fabric="lab",
         runner="lab",
         seconds=1.0,
         rate_pps=20.0,
         subflows=2,
-        rows=aggregate(FABRIC, flows, lossy),
-        flows=[{**asdict(f), **_summary(r)} for f, r in zip(flows, lossy, strict=True)],
+        rows=aggregate(FABRIC, flows, results),
+        flows=[{**asdict(f), **_summary(r)} for f, r in zip(flows, results, strict=True)],
     )
+
+
+def test_a_receivers_own_drops_are_named_apart_from_the_fabrics_loss() -> None:
+    flows = plan_flows(FABRIC)
+    lossy = [{**_result(f.ports, [1, 2]), "receiver_dropped": 0} for f in flows]
+    lossy[0]["per_subflow"][0].update(received=4, lost=6)
+    lossy[0]["receiver_dropped"] = 6
+    report = _report(flows, lossy)
     assert not report.ok
     assert report.failures[0] == "rail 1 plane 1: 6 of 20 lost"
     assert report.failures[1].startswith(f"{flows[0].name}: 6 of the lost packets were dropped")
@@ -281,15 +286,7 @@ def test_a_sender_port_that_went_down_is_named_in_the_failures() -> None:
     lossy = [{**_result(f.ports, [1, 2]), "sniff_down": []} for f in flows]
     lossy[0]["per_subflow"][0].update(received=7, lost=3)
     lossy[0]["sniff_down"] = [flows[0].ports[0]]
-    report = TrafficReport(
-        fabric="lab",
-        runner="lab",
-        seconds=1.0,
-        rate_pps=20.0,
-        subflows=2,
-        rows=aggregate(FABRIC, flows, lossy),
-        flows=[{**asdict(f), **_summary(r)} for f, r in zip(flows, lossy, strict=True)],
-    )
+    report = _report(flows, lossy)
     assert report.failures == [
         "rail 1 plane 1: 3 of 20 lost",
         f"{flows[0].name}: {flows[0].ports[0]} went down during the probe (its sub-flows' "
