@@ -10,7 +10,7 @@ updelay then holds traffic off it until it has settled).
 Why a release (`ip link set PORT nomaster`) and not `ip link set PORT down`: closing a bond
 member first swaps its queue for one that drops everything, and only then tells the bond,
 which until that moment still hashes flows onto the member. In the lab (2026-12-05) a
-`--hosts-first` drain lost 1-2 packets of a 500 packets/s flow there in one run of two; the
+`--hosts-first` drain lost 1-2 packets of a 500 packets/s flow there in 3 runs of 4; the
 guest kernel's kfree_skb trace named the drop QDISC_DROP, in the sender's own context, at the
 moment the host step ran. A release takes the member out of the bond's transmit array and
 waits for every sender that may still hold it (synchronize_rcu in the bonding driver's
