@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -29,8 +30,7 @@ from controller.intent import intent_schema, load_intent
 from controller.outputs import writer
 from controller.outputs.bom import bill_of_materials
 from controller.outputs.generate import generate as write_outputs
-from controller.render.asternos_syntax import SessionReport, check_rendered
-from controller.render.engine import as_files, render_fabric
+from controller.render.engine import as_files, render_checked
 from controller.sizing import Sizing, servers_from_gpus, size_fabric, sizing_table
 
 app = typer.Typer(
@@ -261,38 +261,44 @@ def render(
     """Render every selected switch's configuration files (deterministic, all or nothing)."""
     try:
         built = load_fabric(fabric)
-        rendered = render_fabric(built, plane=plane, device=device, validate=validate)
-        checked = check_rendered(rendered)
-        written = writer.write_all(out_dir, as_files(rendered))
+        result = render_checked(built, plane=plane, device=device, validate=validate)
+        written = writer.write_all(out_dir, as_files(result.files))
     except DpctlError as exc:
         fail(exc, as_json)
+    provenance = {
+        n: r["asternos-syntax"] for n, r in result.reports.items() if "asternos-syntax" in r
+    }
     if as_json:
         print_json(
             {
                 "ok": True,
                 "fabric": built.intent.name,
                 "out": str(out_dir),
-                "devices": {name: sorted(files) for name, files in rendered.items()},
-                "asternos_lines": {n: r.to_dict() for n, r in checked.items()},
+                "devices": {name: sorted(files) for name, files in result.files.items()},
+                "asternos_lines": {n: {**c, "errors": []} for n, c in provenance.items()},
             }
         )
         return
     out.print(
-        f"[green]rendered[/] {len(rendered)} switches of {built.intent.name} "
+        f"[green]rendered[/] {len(result.files)} switches of {built.intent.name} "
         f"({built.intent.platform}) -> {out_dir}/ ({len(written)} files)"
     )
-    print_asternos_provenance(checked)
+    print_asternos_provenance(provenance)
 
 
-def print_asternos_provenance(checked: dict[str, SessionReport]) -> None:
+LINES = "asternos-syntax"
+"""The AsterNOS check whose counts `render` shows (lines documented / unverified)."""
+
+
+def print_asternos_provenance(checked: Mapping[str, Mapping[str, int]]) -> None:
     """Per AsterNOS switch: how many rendered lines use a form no vendor document shows."""
     if not checked:
         return
     out.print("AsterNOS lines by provenance (docs/platforms/asternos.md):")
     for name, r in checked.items():
         out.print(
-            f"  {name}: {r.lines} lines, {r.documented} documented, "
-            f"[yellow]{r.unverified} unverified[/]"
+            f"  {name}: {r['lines']} lines, {r['documented']} documented, "
+            f"[yellow]{r['unverified']} unverified[/]"
         )
 
 

@@ -29,6 +29,7 @@ from controller.catalog import get_model
 from controller.errors import DpctlError
 from controller.facts import Fabric, Switch
 from controller.labfabric import lab_dir
+from controller.platforms.connection_plugin import CONNECTION_NAME, DpctlConnection
 
 COMMAND_TIMEOUT_S = int(os.environ.get("DPCTL_COMMAND_TIMEOUT", "300"))
 """Per SSH command: frr-reload.py on a busy lab guest can take minutes."""
@@ -112,17 +113,25 @@ def _host(switch: Switch, access: Access) -> Host:
         platform=switch.platform,
         data={"role": switch.role, "plane": switch.plane, "group": switch.group},
         connection_options={
-            "napalm": ConnectionOptions(
+            CONNECTION_NAME: ConnectionOptions(
                 extras={"optional_args": dict(access.optional_args), "timeout": COMMAND_TIMEOUT_S}
             )
         },
     )
 
 
+def register_connection_plugin() -> None:
+    """dpctl's Nornir connection plugin, by its entry point (an installed dpctl), or directly
+    (a source checkout on PYTHONPATH has no entry points)."""
+    ConnectionPluginRegister.auto_register()
+    if CONNECTION_NAME not in ConnectionPluginRegister.available:
+        ConnectionPluginRegister.register(CONNECTION_NAME, DpctlConnection)
+
+
 def build_nornir(fabric: Fabric, names: list[str], access: Access, workers: int = 8) -> Nornir:
     if not access.via_lab:
         require_lab_if_virtual(fabric)
-    ConnectionPluginRegister.auto_register()  # nornir_napalm's "napalm", by entry point
+    register_connection_plugin()
     hosts = Hosts({n: _host(fabric.switch_by_name[n], access) for n in names})
     return Nornir(
         inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()),

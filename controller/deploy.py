@@ -28,6 +28,7 @@ from controller.drivers import bundle
 from controller.drivers.contract import DpctlDriver
 from controller.errors import DpctlError
 from controller.facts import Fabric
+from controller.platforms.connection_plugin import CONNECTION_NAME
 from controller.render.device import Maintenance, build_device
 from controller.render.engine import render_fabric, select_devices
 
@@ -106,7 +107,7 @@ def deploy_task(
     name = task.host.name
     start = time.monotonic()
     try:
-        connection = task.host.get_connection("napalm", task.nornir.config)
+        connection = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         connection.load_replace_candidate(config=bundle.pack(files[name]))
         outcome.diff = connection.compare_config()
         outcome.changed = bool(outcome.diff)
@@ -257,7 +258,7 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
     nr = build_nornir(fabric, names, access, workers=1)
 
     def task(task: Task) -> Result:
-        connection = task.host.get_connection("napalm", task.nornir.config)
+        connection = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         if not isinstance(connection, DpctlDriver):
             raise TypeError(f"{type(connection).__name__} does not implement DpctlDriver")
         connection.restore_config(saved)

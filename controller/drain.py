@@ -34,6 +34,7 @@ from controller.deploy import DeviceOutcome, deploy, maintenance_book
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.hosts import HostsResult, set_leaf_facing_ports
+from controller.platforms.connection_plugin import CONNECTION_NAME
 from controller.render.device import Maintenance
 from controller.verify import Check, verify
 
@@ -75,7 +76,7 @@ def _partner_ports(fabric: Fabric, partner: str) -> dict[str, list[str]]:
 
 def read_partner(task: Task) -> Result:
     try:
-        c = task.host.get_connection("napalm", task.nornir.config)
+        c = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         peers = c.get_bgp_neighbors().get("global", {}).get("peers", {})
         interfaces = c.get_interfaces()
     except Exception as exc:  # unreachable partner: a refusal, not a crash

@@ -33,3 +33,11 @@ class AddressingError(DpctlError):
 
 class OutputError(DpctlError):
     """Generated files could not be written."""
+
+
+class RenderError(DpctlError):
+    """A device's configuration cannot be rendered (a template failed, a check refused it)."""
+
+
+class UnsupportedFeature(DpctlError):
+    """The intent asks for something the platform or model cannot do."""

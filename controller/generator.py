@@ -12,7 +12,7 @@ from collections import Counter
 from ipaddress import IPv4Address
 from socket import inet_ntoa
 
-from controller import addressing
+from controller import addressing, platforms
 from controller.catalog import LogicalPort, get_model
 from controller.errors import IntentError, SizingError
 from controller.facts import Fabric, Link, Nic, RailSubnet, Server, Switch
@@ -36,11 +36,16 @@ def server_count(intent: FabricIntent) -> int:
     return intent.servers
 
 
+def runs_on(platform: str, model: str, catalog_platforms: tuple[str, ...]) -> bool:
+    """The model's catalog entry lists the platform, or the platform lists the model."""
+    return platform in catalog_platforms or model in platforms.get(platform).models
+
+
 def size_intent(intent: FabricIntent) -> Sizing:
     where = "gpus" if intent.gpus is not None else "servers"
     for role in ("leaf", "spine"):
         model = get_model(getattr(intent.switches, role), f"switches.{role}")
-        if intent.platform not in model.platforms:
+        if not runs_on(intent.platform, model.name, model.platforms):
             raise IntentError(
                 f"switches.{role}",
                 f"model {model.name} does not run platform {intent.platform!r} "

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -25,10 +26,27 @@ from pydantic import (
     model_validator,
 )
 
+from controller import platforms
 from controller.errors import IntentError
 
 DualLeafMode = Literal["dual-arp", "evpn-mh"]
-PlatformName = Literal["asternos", "sonic", "frr"]
+
+
+def _known_platform(value: Any) -> Any:
+    """A platform of the registry (built-in, entry point or registered), named like pydantic
+    names a Literal's choices."""
+    known = platforms.names()
+    if isinstance(value, str) and value not in known:
+        choices = ", ".join(f"'{n}'" for n in known[:-1]) + f" or '{known[-1]}'"
+        raise ValueError(f"Input should be {choices}")
+    return value
+
+
+PlatformName = Annotated[
+    str,
+    AfterValidator(_known_platform),
+    Field(json_schema_extra=lambda schema: schema.update(enum=list(platforms.names()))),
+]
 LoadBalancingMode = Literal["ars", "wcmp", "pbr", "spray", "ecmp"]
 IncastLevel = Literal["low", "medium", "high"]
 SonicRelease = Literal["master", "202605", "202511"]

@@ -8,6 +8,7 @@ the top-level folders.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -19,3 +20,8 @@ def data_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     return PACKAGE.parent / name
+
+
+def templates_dir() -> Path:
+    """The Jinja2 templates' root (``DPCTL_TEMPLATES`` overrides it, for template work)."""
+    return Path(os.environ.get("DPCTL_TEMPLATES", "") or data_dir("templates"))

@@ -13,15 +13,16 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from controller import platforms
 from controller.connection import Access, build_nornir, fabric_access
 from controller.deploy import maintenance_book
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.types import QosState
 from controller.facts import Fabric
 from controller.opstate import LeafState, committed
+from controller.platforms.connection_plugin import CONNECTION_NAME
 from controller.render.device import DeviceConfig, build_device
 from controller.render.engine import select_devices
-from controller.render.frr import tc_classes
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def read_state(driver: Any, role: str, evpn: bool) -> dict[str, Any]:
 def collect(task: Task, evpn: bool) -> Result:
     """Read everything verify needs from one switch (one connection, all getters)."""
     try:
-        c = task.host.get_connection("napalm", task.nornir.config)
+        c = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         state = read_state(c, str(task.host.data.get("role", "")), evpn)
     except Exception as exc:  # an unreachable switch is a failed check, not a crash
         return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
@@ -246,12 +247,9 @@ def check_segments(
 
 
 def expected_ecn_queues(device: DeviceConfig) -> list[int]:
-    """Queues that must mark ECN: the lossless traffic classes' queues (SONiC, AsterNOS: queue
-    = traffic class); on Linux the bands of the prio qdisc the lossless classes go to."""
-    assert device.roce is not None
-    if device.platform == "frr":
-        return sorted({c.band for c in tc_classes(device) if c.ecn})
-    return sorted(device.roce.lossless_queues)
+    """Queues that must mark ECN, as the device's platform numbers them (SONiC, AsterNOS:
+    queue = traffic class; Linux: the prio qdisc's bands the lossless classes go to)."""
+    return platforms.get(device.platform).expected_ecn_queues(device)
 
 
 def check_roce_lb(fabric: Fabric, name: str, state: dict[str, Any]) -> list[Check]:

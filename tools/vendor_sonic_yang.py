@@ -1,4 +1,4 @@
-"""Vendor SONiC's YANG models into controller/sonic_yang/ and regenerate the table map.
+"""Vendor SONiC's YANG models into controller/platforms/sonic/yang/ and regenerate the table map.
 
 Development-time tool, not part of the installed package. Two steps:
 

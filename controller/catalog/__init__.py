@@ -14,7 +14,6 @@ from controller.errors import CatalogError
 
 PortUse = Literal["downlink", "uplink", "fabric"]
 Role = Literal["leaf", "spine"]
-Platform = Literal["asternos", "sonic", "frr"]
 
 _BREAKOUT = re.compile(r"^(?P<count>\d+)x(?P<speed>\d+)G(\[[^\]]*\])?$")
 

@@ -1,6 +1,4 @@
-"""NAPALM drivers for the platforms dpctl deploys to: frr (Linux + FRR), sonic and asternos.
-
-nornir_napalm finds a driver by platform name through ``napalm.get_network_driver``, which
-imports ``napalm_<platform>``; the shims in ``drivers/shims/`` (installed as top-level
-``napalm_frr``, ``napalm_sonic``, ``napalm_asternos``) re-export the driver classes only.
-"""
+"""What every dpctl platform driver shares: the contract (NAPALM's ``NetworkDriver`` plus
+dpctl's getters), its result types, the parsers of FRR's and lldpd's JSON, the bundle of a
+device's files, and the base of the SONiC-family drivers. Each platform's own driver lives in
+its folder, ``controller/platforms/<name>/driver.py``."""

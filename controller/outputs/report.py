@@ -21,7 +21,7 @@ from controller.errors import DpctlError
 from controller.facts import Fabric, Link
 from controller.outputs.bom import BomLine, bill_of_materials
 from controller.outputs.drawing import Drawing, StateFileError, apply_state, build_drawing
-from controller.render.engine import TEMPLATES
+from controller.resources import templates_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +164,9 @@ def sizing_rationale(fabric: Fabric) -> list[tuple[str, str]]:
 
 
 @cache
-def _environment(root: Path = TEMPLATES) -> Environment:
+def _environment(root: Path | None = None) -> Environment:
     return Environment(
-        loader=FileSystemLoader(str(root)),
+        loader=FileSystemLoader(str(root or templates_dir())),
         undefined=StrictUndefined,
         autoescape=select_autoescape(["html", "svg", "j2"], default_for_string=True),
         trim_blocks=True,

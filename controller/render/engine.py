@@ -1,65 +1,44 @@
 """Render DeviceConfig objects to text with the platform's Jinja2 templates.
 
-Templates live in the top-level ``templates/<platform>/`` folders (package data in a wheel,
-see controller.resources) and only format; any missing value is an error (StrictUndefined),
-never an empty line in a switch config.
+Which files a platform has, where its templates are and what checks its output must pass
+come from its record in the platform registry (``controller.platforms``). Templates only
+format; any missing value is an error (StrictUndefined), never an empty line in a switch
+config.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
-from controller.errors import DpctlError
+from controller import platforms
+from controller.errors import RenderError
 from controller.facts import Fabric
+from controller.platforms import Platform
 from controller.render.device import DeviceConfig, Maintenance, build_device
-from controller.render.features import check_load_balancing, check_sonic_release
-from controller.resources import data_dir
-from controller.sonic_yang import check_rendered as check_sonic_yang
+from controller.render.features import check_load_balancing
+from controller.resources import templates_dir
 
-TEMPLATES = Path(os.environ.get("DPCTL_TEMPLATES", data_dir("templates")))
-
-# platform -> output file name -> master template
-PLATFORM_FILES: dict[str, dict[str, str]] = {
-    "frr": {
-        "frr.conf": "frr/frr.conf.j2",
-        "ip.batch": "frr/ip.batch.j2",
-        "bridge.batch": "frr/bridge.batch.j2",
-        "sysctl.conf": "frr/sysctl.conf.j2",
-        "arp-to-host.json": "frr/arp-to-host.json.j2",
-        "qos.tc": "frr/qos.tc.j2",
-    },
-    "sonic": {
-        "config_db.json": "sonic/config_db.json.j2",
-        "frr.conf": "sonic/frr.conf.j2",
-    },
-    "asternos": {
-        "asternos.cli": "asternos/asternos.cli.j2",
-    },
-}
-
-
-# platform -> check of one device's rendered files, raising a DpctlError that names the
-# device; run by render_fabric unless validate=False.
-POST_RENDER_CHECKS: dict[str, Callable[[str, dict[str, str]], None]] = {
-    "sonic": check_sonic_yang,
-}
-
-
-class RenderError(DpctlError):
-    """A template failed to render for a device."""
+__all__ = [
+    "RenderError",
+    "RenderedFabric",
+    "as_files",
+    "render_device",
+    "render_fabric",
+    "select_devices",
+]
 
 
 @cache
-def environment(root: Path = TEMPLATES) -> Environment:
+def environment(*roots: Path) -> Environment:
+    """One Jinja2 environment per template search path (a platform's folder, then the shared
+    templates, whose FRR partials the SONiC-family platforms include)."""
     return Environment(
-        loader=FileSystemLoader(str(root)),
+        loader=FileSystemLoader([str(r) for r in roots]),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -68,22 +47,26 @@ def environment(root: Path = TEMPLATES) -> Environment:
     )
 
 
-def platform_context(device: DeviceConfig) -> dict[str, Any]:
-    """Extra template variables computed by ``controller.render.<platform>.context(device)``.
-
-    Platform-specific structure (a SONiC config_db dict, AsterNOS interface names, the
-    Linux side of an FRR switch) is built in Python there; templates still only format.
-    """
-    module = importlib.import_module(f"controller.render.{device.platform}")
-    builder: Callable[[DeviceConfig], dict[str, Any]] = module.context
-    return builder(device)
+def _platform_environment(platform: Platform) -> Environment:
+    shared = templates_dir()
+    roots = (
+        (platform.template_dir,)
+        if platform.template_dir == shared
+        else (
+            platform.template_dir,
+            shared,
+        )
+    )
+    return environment(*roots)
 
 
 def render_device(device: DeviceConfig) -> dict[str, str]:
-    env = environment()
-    extra = platform_context(device)
+    """The device's files, rendered by its platform's templates (file name -> text)."""
+    platform = platforms.get(device.platform)
+    env = _platform_environment(platform)
+    extra = platform.context_builder(device)
     files = {}
-    for name, template in PLATFORM_FILES[device.platform].items():
+    for name, template in platform.files.items():
         try:
             files[name] = env.get_template(template).render(d=device, **extra)
         except TemplateError as exc:
@@ -101,38 +84,60 @@ def select_devices(fabric: Fabric, plane: int | None, device: str | None) -> lis
     ]
 
 
+def check_fabric_features(fabric: Fabric) -> None:
+    """Refuse, before anything renders, what the platform or the models cannot do."""
+    intent = fabric.intent
+    check_load_balancing(
+        intent.platform, {s.model for s in fabric.switches}, intent.load_balancing.mode
+    )
+    platforms.get(intent.platform).check_intent(intent)
+
+
+@dataclass
+class RenderedFabric:
+    """Every selected device's files, and what the platform's checks counted per device."""
+
+    files: dict[str, dict[str, str]]
+    reports: dict[str, dict[str, Mapping[str, int]]] = field(default_factory=dict)
+    """device -> check name -> counts (e.g. AsterNOS lines documented / unverified)."""
+
+
+def render_checked(
+    fabric: Fabric,
+    plane: int | None = None,
+    device: str | None = None,
+    maintenance: Mapping[str, Maintenance] | None = None,
+    validate: bool = True,
+) -> RenderedFabric:
+    """Render the selected switches and run the platform's checks on each; raises before any
+    output. ``validate=False`` skips the optional checks (SONiC's YANG models)."""
+    check_fabric_features(fabric)
+    platform = platforms.get(fabric.intent.platform)
+    checks = [c for c in platform.checks if validate or not c.optional]
+    maintenance = maintenance or {}
+    result = RenderedFabric(files={})
+    for name in select_devices(fabric, plane, device):
+        files = render_device(build_device(fabric, name, maintenance.get(name, "none")))
+        for check in checks:
+            counts = check(name, files)
+            if counts is not None:
+                result.reports.setdefault(name, {})[check.name] = counts
+        result.files[name] = files
+    return result
+
+
 def render_fabric(
     fabric: Fabric,
     plane: int | None = None,
     device: str | None = None,
-    maintenance: dict[str, Maintenance] | None = None,
+    maintenance: Mapping[str, Maintenance] | None = None,
     validate: bool = True,
 ) -> dict[str, dict[str, str]]:
-    """device name -> file name -> text, for the selected switches. Raises before any output.
-
-    With ``validate`` (the default) each device's files also pass the platform's model check
-    (SONiC: its YANG models); the first invalid device raises, naming what is wrong.
-    """
-    check_load_balancing(
-        fabric.intent.platform,
-        {s.model for s in fabric.switches},
-        fabric.intent.load_balancing.mode,
-    )
-    check_sonic_release(
-        fabric.intent.platform, fabric.intent.sonic_release, fabric.intent.dual_leaf_mode
-    )
-    maintenance = maintenance or {}
-    check = POST_RENDER_CHECKS.get(fabric.intent.platform) if validate else None
-    rendered = {}
-    for name in select_devices(fabric, plane, device):
-        files = render_device(build_device(fabric, name, maintenance.get(name, "none")))
-        if check is not None:
-            check(name, files)
-        rendered[name] = files
-    return rendered
+    """device name -> file name -> text, for the selected switches (see render_checked)."""
+    return render_checked(fabric, plane, device, maintenance, validate).files
 
 
-def as_files(rendered: dict[str, dict[str, str]]) -> dict[str, bytes]:
+def as_files(rendered: Mapping[str, Mapping[str, str]]) -> dict[str, bytes]:
     """Flatten to relative paths DEVICE/FILE for the all-or-nothing writer."""
     return {
         f"{device}/{name}": text.encode()

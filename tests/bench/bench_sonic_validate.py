@@ -1,7 +1,7 @@
 """Benchmark: SONiC YANG validation of rendered config_db.json, per CX864E-N leaf and per fabric.
 
 Renders each fabric as platform sonic (load balancing ecmp) without validation, then times
-controller.sonic_yang on every device: the translation to the models' JSON form and the
+controller.platforms.sonic.yang on every device: the translation to the models' JSON form and the
 libyang parse + validation (MultiError), on one core. Prints the one-off model load time,
 per-role milliseconds (median / max) and whole-fabric seconds next to the render time.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller import sonic_yang  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
+from controller.platforms.sonic import yang as sonic_yang  # noqa: E402
 from controller.render.engine import render_fabric  # noqa: E402
 
 DEFAULT = [

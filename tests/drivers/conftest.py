@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from controller.drivers.frr import PART
+from controller.platforms.frr.driver import PART
 
 MOCKED = Path(__file__).parent / "mocked"
 TS = re.compile(r"dpctl-\d{8}-\d{6}")
@@ -146,7 +146,7 @@ class FakeSession:
 
 @pytest.fixture
 def sonic() -> Any:
-    from controller.drivers.sonic import SonicDriver
+    from controller.platforms.sonic.driver import SonicDriver
 
     shells: list[FakeShell] = []
 
@@ -167,7 +167,7 @@ def sonic() -> Any:
 
 @pytest.fixture
 def asternos(tmp_path: Path) -> Any:
-    from controller.drivers.asternos import AsterNOSDriver
+    from controller.platforms.asternos.driver import AsterNOSDriver
 
     sessions: list[FakeSession] = []
 
@@ -222,7 +222,7 @@ class FakeFrrHost:
 
 
 def frr_driver(device: str = "p1-g1-leaf1") -> Any:
-    from controller.drivers.frr import FrrDriver
+    from controller.platforms.frr.driver import FrrDriver
 
     driver = FrrDriver(device, "root", optional_args={"known_hosts": "/tmp/known_hosts"})
     driver.fake = FakeFrrHost(device)

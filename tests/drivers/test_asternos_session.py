@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from controller.drivers.asternos import session_lines
 from controller.drivers.common import normalize_config
+from controller.platforms.asternos.driver import session_lines
 
 SESSION = "configure terminal\ninterface vlan 10\n description y\nexit\nend\nwrite\ny\n"
 

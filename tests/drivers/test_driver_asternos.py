@@ -12,7 +12,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from controller.drivers.asternos import saved_session_lines, session_lines
+from controller.platforms.asternos.driver import saved_session_lines, session_lines
 from tests.drivers.candidates import ASTERNOS_CLI
 from tests.drivers.conftest import MOCKED
 

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-from napalm import get_network_driver
 
 from controller.drivers import common
 from tests.drivers.conftest import MOCKED
@@ -107,20 +103,3 @@ def test_maintenance_spine_isolated_and_normal() -> None:
 def test_evpn_es_accepts_remote_only_and_empty() -> None:
     assert common.evpn_es([]) == []
     assert common.evpn_es([{"esi": "03:aa", "flags": ["remote"]}]) == []
-
-
-@pytest.mark.parametrize(
-    ("platform", "module", "cls"),
-    [("sonic", "napalm_sonic", "SonicDriver"), ("asternos", "napalm_asternos", "AsterNOSDriver")],
-)
-def test_napalm_finds_a_shim_named_napalm_platform(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str, module: str, cls: str
-) -> None:
-    # napalm 5 tries custom_napalm.<name>, napalm.<name>, then napalm_<name>, and returns the
-    # first NetworkDriver subclass in the module's namespace by name order: a shim must not
-    # also bind the name NetworkDriver (it sorts before SonicDriver).
-    shim = tmp_path / f"{module}.py"
-    shim.write_text(f"from controller.drivers.{platform} import {cls}\n\n__all__ = ['{cls}']\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, module, raising=False)
-    assert get_network_driver(platform).__name__ == cls

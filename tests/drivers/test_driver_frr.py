@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from controller.drivers import bundle
-from controller.drivers import frr as frr_module
-from controller.drivers.frr import (
+from controller.platforms.frr import driver as frr_module
+from controller.platforms.frr.driver import (
     AGENT,
     AGENT_STAMP,
     APPLIED_RUNNING,
@@ -312,7 +312,7 @@ class _FakeClient:
 
 
 def test_drivers_of_one_process_share_one_connection_to_the_bastion() -> None:
-    from controller.drivers.frr import _JumpPool
+    from controller.platforms.frr.driver import _JumpPool
 
     pool = _JumpPool()
     made: list[_FakeClient] = []

@@ -14,7 +14,7 @@ from napalm.base.exceptions import (
 )
 
 from controller.drivers.bundle import unpack
-from controller.drivers.sonic import SonicDriver, parse_table, target_config_db
+from controller.platforms.sonic.driver import SonicDriver, parse_table, target_config_db
 from tests.drivers.candidates import SONIC_BUNDLE, SONIC_CONFIG_DB
 
 CHECKPOINT = "sudo -n config checkpoint dpctl-"

@@ -24,11 +24,11 @@ import yaml
 
 from controller.connection import Access
 from controller.deploy import NoBackup, _backup, latest_backup, rollback_device
-from controller.drivers.asternos import AsterNOSDriver
-from controller.drivers.sonic import SonicDriver
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
+from controller.platforms.asternos.driver import AsterNOSDriver
+from controller.platforms.sonic.driver import SonicDriver
 from tests.conftest import INVENTORY
 from tests.drivers.candidates import ASTERNOS_CLI, SONIC_BUNDLE
 from tests.drivers.conftest import MOCKED

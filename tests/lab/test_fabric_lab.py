@@ -27,9 +27,9 @@ import pytest
 
 from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
 from controller.drain import DrainRefused, drain, undrain
-from controller.drivers.frr import AGENT
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.labfabric import gpu_nic_module
+from controller.platforms.frr.driver import AGENT
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
 from controller.verify import Check, verify

@@ -9,8 +9,8 @@ import pytest
 
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
-from controller.render.asternos_provenance import default_table
-from controller.render.asternos_syntax import check_cli, check_session
+from controller.platforms.asternos.provenance import default_table
+from controller.platforms.asternos.syntax import check_cli, check_session
 from controller.render.engine import render_fabric
 from controller.render.features import UnsupportedFeature
 

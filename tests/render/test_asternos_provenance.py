@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from controller.render import asternos_syntax
-from controller.render.asternos_provenance import (
+from controller.platforms.asternos import syntax as asternos_syntax
+from controller.platforms.asternos.provenance import (
     DOC,
     TABLE,
     ProvenanceError,
@@ -27,7 +27,7 @@ SMALL = Path(__file__).resolve().parent.parent / "golden" / "intents" / "cx732q-
 
 
 def test_committed_doc_is_up_to_date() -> None:
-    """Regenerate with: python -m controller.render.asternos_provenance --write"""
+    """Regenerate with: python -m controller.platforms.asternos.provenance --write"""
     assert DOC.read_text() == render_markdown(default_table())
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
+from controller.platforms.sonic.tables import check_config_db
 from controller.render.device import build_device
 from controller.render.engine import render_fabric
 from controller.render.features import UnsupportedFeature
-from controller.render.sonic_tables import check_config_db
 
 MODES = ["dual-arp", "evpn-mh"]
 

@@ -16,22 +16,25 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from controller import sonic_yang
+from controller import platforms
 from controller.catalog import get_model
 from controller.cli import app
 from controller.errors import IntentError
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
-from controller.render import sonic
+from controller.platforms.sonic import render as sonic
+from controller.platforms.sonic import yang as sonic_yang
 from controller.render.engine import render_fabric
-from controller.render.features import LOAD_BALANCING_SUPPORT, UnsupportedFeature
+from controller.render.features import UnsupportedFeature
 
 ROOT = Path(__file__).resolve().parents[2]
 FABRICS = [
     *sorted([*ROOT.glob("inventory/*.yaml"), *ROOT.glob("inventory/examples/*.yaml")]),
     ROOT / "tests/golden/intents/cx732q-small.yaml",
 ]
-SONIC_LB = sorted(mode for mode, reason in LOAD_BALANCING_SUPPORT["sonic"].items() if not reason)
+SONIC_LB = sorted(
+    mode for mode, reason in platforms.get("sonic").load_balancing.items() if not reason
+)
 FULL_FABRIC_MAX = 24  # larger fabrics: a sample of devices (the bench validates them all)
 
 

@@ -381,8 +381,8 @@ def test_a_handed_back_entry_keeps_forwarding_for_the_rendered_probe_budget(
     beside an SVI left at the default."""
     from controller.generator import build_fabric
     from controller.intent import load_intent
+    from controller.platforms.frr.render import sysctls
     from controller.render.device import build_device
-    from controller.render.frr import sysctls
     from tests.conftest import INVENTORY
 
     fabric = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))

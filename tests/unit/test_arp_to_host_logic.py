@@ -668,7 +668,7 @@ def test_the_unproven_window_outlasts_the_rendered_probes() -> None:
     PROBE_AGAIN_S, the window in which a fresh probe gets no /32, must stay longer than the
     rendered probes last (1 s apart), or a gone server would get a /32 before its probes
     fail."""
-    from controller.render.frr import EVPN_UNICAST_PROBES
+    from controller.platforms.frr.render import EVPN_UNICAST_PROBES
 
     assert arp_to_host.PROBE_AGAIN_S > EVPN_UNICAST_PROBES * 1.0
 

@@ -11,9 +11,9 @@ import pytest
 
 from controller.deploy import DeviceOutcome, deploy_lock, deploy_task
 from controller.drivers import bundle
-from controller.drivers.frr import _created_links, _parse_reload_test, _tc_devices
 from controller.generator import build_fabric
 from controller.intent import load_intent
+from controller.platforms.frr.driver import _created_links, _parse_reload_test, _tc_devices
 from controller.render.engine import render_fabric
 from controller.verify import check_bgp, check_host_ports, check_host_routes, check_lldp
 from tests.conftest import INVENTORY, run_cli

@@ -47,13 +47,13 @@ from napalm.base.exceptions import (
 from controller.drivers import common
 from controller.drivers.bundle import unpack
 from controller.drivers.contract import DpctlDriver
-from controller.drivers.sonic import (
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
+from controller.platforms.sonic.driver import (
     QOS_TABLES,
     interfaces_from_tables,
     parse_show_version,
     parse_table,
 )
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
 
 MAIN_FILE = "asternos.cli"
 KEEP = ("interface ethernet", "interface mgmt", "hostname")

@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controller.render.asternos_provenance import Form, default_forms
-from controller.render.engine import RenderError
+from controller.errors import RenderError
+from controller.platforms.asternos.provenance import Form, default_forms
 
 
 @dataclass
@@ -111,19 +111,14 @@ def _ranges(number: int, form: Form, match: re.Match[str]) -> list[str]:
 ASTERNOS_FILE = "asternos.cli"
 
 
-def check_rendered(rendered: Mapping[str, Mapping[str, str]]) -> dict[str, SessionReport]:
-    """Per AsterNOS switch of a rendered fabric, its session report (other platforms: none).
+def check_file(device: str, files: Mapping[str, str]) -> dict[str, int]:
+    """The platform's render check: the session's line counts by provenance.
 
     Raises RenderError naming the switch and its first offending lines when a line matches no
-    form of the provenance table, so nothing is written."""
-    reports: dict[str, SessionReport] = {}
-    for device, files in rendered.items():
-        if ASTERNOS_FILE not in files:
-            continue
-        report = check_session(files[ASTERNOS_FILE])
-        if report.errors:
-            shown = "; ".join(report.errors[:3])
-            more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
-            raise RenderError(device, f"{ASTERNOS_FILE}: {shown}{more}")
-        reports[device] = report
-    return reports
+    form of the provenance table, so nothing is written or pushed."""
+    report = check_session(files[ASTERNOS_FILE])
+    if report.errors:
+        shown = "; ".join(report.errors[:3])
+        more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
+        raise RenderError(device, f"{ASTERNOS_FILE}: {shown}{more}")
+    return {"lines": report.lines, "documented": report.documented, "unverified": report.unverified}

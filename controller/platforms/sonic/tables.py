@@ -1,7 +1,7 @@
 """The CONFIG_DB tables dpctl writes for community SONiC, and a fast structural checker.
 
-The real check is ``controller.sonic_yang`` (SONiC's YANG models with libyang), run on every
-render; this one stays as a cheap guard for tests that build documents by hand.
+The real check is ``controller.platforms.sonic.yang`` (SONiC's YANG models with libyang), run
+on every render; this one stays as a cheap guard for tests that build documents by hand.
 
 Each known table carries a short note of where its schema comes from (sonic-buildimage's
 ``src/sonic-yang-models`` YANG models and the HLDs in ``sonic-net/SONiC/doc``). The checker

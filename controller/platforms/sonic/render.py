@@ -22,7 +22,7 @@ Assumptions a real unit must confirm, kept here in one place:
 - BUFFER_POOL is left to the HWSKU's buffer template (pool sizes are ASIC-specific), so the
   document is meant for ``config load`` / ``config apply-patch`` on a unit that has them.
 
-Every document is validated against SONiC's YANG models (``controller.sonic_yang``) when
+Every document is validated against SONiC's YANG models (``controller.platforms.sonic.yang``) when
 rendered; what those models cannot express is refused in ``features.py`` (PBR redirect to a
 port) rather than written.
 """

@@ -4,8 +4,8 @@ Data lives in ``asternos_provenance.yaml`` next to this module; this module load
 validates it, compiles each form into a regular expression for the syntax checker
 (``asternos_syntax``), and renders the table as ``docs/platforms/asternos.md``.
 
-    python -m controller.render.asternos_provenance           # print the document
-    python -m controller.render.asternos_provenance --write   # rewrite docs/platforms/asternos.md
+    python -m controller.platforms.asternos.provenance          # print the document
+    python -m controller.platforms.asternos.provenance --write  # write docs/platforms/asternos.md
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from controller.errors import DpctlError
 
-TABLE = Path(__file__).with_name("asternos_provenance.yaml")
-DOC = Path(__file__).resolve().parents[2] / "docs" / "platforms" / "asternos.md"
+TABLE = Path(__file__).with_name("provenance.yaml")
+DOC = Path(__file__).resolve().parents[3] / "docs" / "platforms" / "asternos.md"
 
 
 class ProvenanceError(DpctlError):
@@ -174,8 +174,8 @@ def render_markdown(table: Table) -> str:
     lines = [
         "# AsterNOS: where each rendered command comes from",
         "",
-        "Generated from `controller/render/asternos_provenance.yaml` by",
-        "`python -m controller.render.asternos_provenance --write`; do not edit by hand (a test",
+        "Generated from `controller/platforms/asternos/provenance.yaml` by",
+        "`python -m controller.platforms.asternos.provenance --write`; do not edit by hand (a test",
         "fails when this file and the table differ). The same table is the AsterNOS syntax",
         "checker: a rendered line that matches no form below is an error, and `dpctl render`",
         "reports per AsterNOS switch how many of its lines use an unverified form.",

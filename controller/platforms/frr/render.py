@@ -146,3 +146,8 @@ def context(device: DeviceConfig) -> dict[str, Any]:
             },
         },
     }
+
+
+def ecn_queues(device: DeviceConfig) -> list[int]:
+    """On Linux the lossless traffic classes mark ECN in the prio qdisc's bands they go to."""
+    return sorted({c.band for c in tc_classes(device) if c.ecn})
