@@ -24,19 +24,15 @@ import pytest
 
 from controller.drivers import bundle
 from controller.platforms.frr import driver as frr_module
-from controller.platforms.frr.driver import (
+from controller.platforms.frr.agent import (
     AGENT,
     AGENT_STAMP,
-    APPLIED_RUNNING,
-    FRR_RELOAD,
-    PART,
-    VERIFY_READS,
-    _split_vtysh,
-    _tar,
     agent_source,
     agent_stamp,
     agent_unchanged,
 )
+from controller.platforms.frr.driver import APPLIED_RUNNING, FRR_RELOAD, PART, VERIFY_READS
+from controller.platforms.frr.ssh import split_vtysh, tar
 from controller.verify import read_state
 from tests.drivers.conftest import frr_driver, recorded
 
@@ -58,7 +54,7 @@ def test_one_vtysh_run_splits_back_into_each_commands_output() -> None:
     ]
     outputs = [_recorded(f"vtysh -c '{a}'") for a in asks]
     running = _recorded("vtysh -c 'show running-config'")
-    split = _split_vtysh("".join(outputs) + running, json_count=4, text_count=1)
+    split = split_vtysh("".join(outputs) + running, json_count=4, text_count=1)
     assert split is not None
     assert [json.loads(s) for s in split[:4]] == [json.loads(o) for o in outputs]
     assert split[4] == running
@@ -67,9 +63,9 @@ def test_one_vtysh_run_splits_back_into_each_commands_output() -> None:
 def test_a_vtysh_run_that_stopped_at_a_failing_command_does_not_split() -> None:
     summary = _recorded("vtysh -c 'show bgp vrf all summary json'")
     stopped = summary + "% Unknown command: show evpn es detail json\n"
-    assert _split_vtysh(stopped, json_count=2, text_count=0) is None
-    assert _split_vtysh(summary, json_count=2, text_count=0) is None
-    assert _split_vtysh(summary, json_count=1, text_count=1) is None  # the text is missing
+    assert split_vtysh(stopped, json_count=2, text_count=0) is None
+    assert split_vtysh(summary, json_count=2, text_count=0) is None
+    assert split_vtysh(summary, json_count=1, text_count=1) is None  # the text is missing
 
 
 def test_verify_reads_a_switch_in_one_exec_with_the_same_answers() -> None:
@@ -238,8 +234,8 @@ def test_linux_apply_reports_each_failing_file_by_name() -> None:
 
 def test_files_travel_as_one_tar_with_exact_contents() -> None:
     files = {"current/frr.conf": "a\nb\n", "rollback/x/ip.batch": "", "arp_to_host.py": "é\n"}
-    with tarfile.open(fileobj=io.BytesIO(_tar(files))) as tar:
-        got = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}  # type: ignore[union-attr]
+    with tarfile.open(fileobj=io.BytesIO(tar(files))) as archive:
+        got = {m.name: archive.extractfile(m).read().decode() for m in archive.getmembers()}  # type: ignore[union-attr]
     assert got == files
 
 
@@ -312,9 +308,9 @@ class _FakeClient:
 
 
 def test_drivers_of_one_process_share_one_connection_to_the_bastion() -> None:
-    from controller.platforms.frr.driver import _JumpPool
+    from controller.platforms.frr.ssh import JumpPool
 
-    pool = _JumpPool()
+    pool = JumpPool()
     made: list[_FakeClient] = []
 
     def connect() -> _FakeClient:

@@ -29,7 +29,7 @@ from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenan
 from controller.drain import DrainRefused, drain, undrain
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.labfabric import gpu_nic_module
-from controller.platforms.frr.driver import AGENT
+from controller.platforms.frr.agent import AGENT
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
 from controller.verify import Check, verify

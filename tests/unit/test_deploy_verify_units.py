@@ -13,7 +13,7 @@ from controller.deploy import DeviceOutcome, deploy_lock, deploy_task
 from controller.drivers import bundle
 from controller.generator import build_fabric
 from controller.intent import load_intent
-from controller.platforms.frr.driver import _created_links, _parse_reload_test, _tc_devices
+from controller.platforms.frr.changes import created_links, parse_reload_test, tc_devices
 from controller.render.engine import render_fabric
 from controller.verify import check_bgp, check_host_ports, check_host_routes, check_lldp
 from tests.conftest import INVENTORY, run_cli
@@ -60,7 +60,7 @@ def test_frr_reload_output_parsed_to_diff_lines() -> None:
             "",
         ]
     )
-    delete, add = _parse_reload_test(output)
+    delete, add = parse_reload_test(output)
     assert delete == ["router bgp 65000", " no neighbor swp9 interface"]  # hostname noise dropped
     assert add == ["router bgp 65000", " neighbor swp2 interface peer-group LEAVES"]
 
@@ -68,8 +68,8 @@ def test_frr_reload_output_parsed_to_diff_lines() -> None:
 def test_linux_teardown_finds_created_links_and_qdiscs() -> None:
     fabric = build_fabric(load_intent(INVENTORY / "lab-evpn-mh.yaml"))
     files = render_fabric(fabric, device="p1-g1-leaf1")["p1-g1-leaf1"]
-    assert _created_links(files["ip.batch"]) == ["br0", "bond1", "bond2", "vxlan10000", "vlan1001"]
-    assert _tc_devices(files["qos.tc"]) == ["swp1", "swp2", "swp3", "swp4"]
+    assert created_links(files["ip.batch"]) == ["br0", "bond1", "bond2", "vxlan10000", "vlan1001"]
+    assert tc_devices(files["qos.tc"]) == ["swp1", "swp2", "swp3", "swp4"]
 
 
 def _state(

@@ -23,17 +23,11 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import io
 import json
 import shlex
-import tarfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any
 
 import paramiko
@@ -48,22 +42,32 @@ from napalm.base.exceptions import (
 from controller.drivers import bundle, common
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
+from controller.platforms.frr import FILES, reads
+from controller.platforms.frr.agent import (
+    AGENT_STAMP,
+    agent_commands,
+    agent_stamp,
+    agent_unchanged,
+)
+from controller.platforms.frr.changes import (
+    LINUX_FILES,
+    MAIN_FILE,
+    Snapshot,
+    file_diff,
+    links_rebuilt,
+    parse_reload_test,
+    port_state_delta,
+    rebuild_script,
+    strip_running_header,
+)
+from controller.platforms.frr.ssh import JUMPS, Jump, batch_reads, connect, tar
 
 STATE = "/etc/frr/dpctl"
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
-MAIN_FILE = "frr.conf"
-LINUX_FILES = ("ip.batch", "bridge.batch", "sysctl.conf", "qos.tc")
-AGENT = "arp_to_host.py"
-BUNDLE_FILES = (MAIN_FILE, *LINUX_FILES, "arp-to-host.json")
-AGENT_STAMP = "arp-to-host.agent"
-"""Stored with the applied files, written by the driver (never taken from a bundle): the
-SHA-256 of the ARP-to-host agent the last commit started. A dpctl whose agent differs shows
-it in compare_config, so a deploy after an upgrade restarts the switch's agent with the new
-code even when no rendered file changed."""
+BUNDLE_FILES = tuple(FILES)
+"""The platform's rendered files: a bundle holds these only (a name becomes a path here)."""
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
-CONNECT_TIMEOUT_S = 30
-IGNORED_RELOAD_LINES = ("frr version", "frr defaults", "hostname ", "no hostname ")
 PART = "#### dpctl-part"
 SHOW_RUNNING = "show running-config"
 BGP_SUMMARY = "show bgp vrf all summary json"
@@ -82,40 +86,6 @@ VERIFY_READS = (
     QDISCS,
     HASH_POLICY,
 )
-
-
-class _JumpPool:
-    """One SSH connection per bastion for every driver of the process (the lab's guest): each
-    device's session is a channel over it instead of its own handshake with the bastion."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._clients: dict[tuple[Any, ...], tuple[paramiko.SSHClient, int]] = {}
-
-    def acquire(self, key: tuple[Any, ...], connect: Any) -> paramiko.SSHClient:
-        with self._lock:
-            client, users = self._clients.get(key, (None, 0))
-            transport = client.get_transport() if client is not None else None
-            if client is None or transport is None or not transport.is_active():
-                client, users = connect(), 0
-            self._clients[key] = (client, users + 1)
-            return client
-
-    def release(self, key: tuple[Any, ...], client: paramiko.SSHClient) -> None:
-        """One user of ``client`` is done (a client replaced since is closed by its own)."""
-        with self._lock:
-            current, users = self._clients.get(key, (None, 0))
-            if current is not client:
-                client.close()
-                return
-            if users <= 1:
-                del self._clients[key]
-                client.close()
-            else:
-                self._clients[key] = (client, users - 1)
-
-
-JUMPS = _JumpPool()
 
 
 class FrrDriver(DpctlDriver):
@@ -138,75 +108,19 @@ class FrrDriver(DpctlDriver):
         self.timeout = timeout
         self.optional_args = optional_args or {}
         self._client: paramiko.SSHClient | None = None
-        self._jump: tuple[tuple[Any, ...], paramiko.SSHClient] | None = None
+        self._jump: Jump | None = None
         self._candidate: dict[str, str] | None = None
         self._merge = False
         self._cache: dict[str, str] = {}  # command -> output, inside batched_reads()
-        self._compared: tuple[float, _Snapshot] | None = None  # compare_config's read
+        self._compared: tuple[float, Snapshot] | None = None  # compare_config's read
 
     # -- connection -------------------------------------------------------------------
-    def _ssh_client(self, known_hosts: str | None) -> paramiko.SSHClient:
-        client = paramiko.SSHClient()
-        if known_hosts:
-            client.load_host_keys(known_hosts)
-        else:
-            client.load_system_host_keys()
-        client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        return client
-
     def open(self) -> None:
-        args = self.optional_args
-        sock = None
-        connect = min(self.timeout, CONNECT_TIMEOUT_S)  # an unreachable switch fails fast
         try:
-            if args.get("jump_host"):
-                key = (
-                    args["jump_host"],
-                    int(args.get("jump_port", 22)),
-                    args.get("jump_username", self.username),
-                    args.get("jump_key_file"),
-                    args.get("jump_known_hosts"),
-                )
-
-                def jump_client() -> paramiko.SSHClient:
-                    client = self._ssh_client(key[4])
-                    client.connect(
-                        key[0],
-                        port=key[1],
-                        username=key[2],
-                        key_filename=key[3],
-                        allow_agent=True,
-                        look_for_keys=False,
-                        timeout=connect,
-                    )
-                    return client
-
-                jump = JUMPS.acquire(key, jump_client)
-                self._jump = (key, jump)
-                transport = jump.get_transport()
-                assert transport is not None
-                sock = transport.open_channel(
-                    "direct-tcpip",
-                    (self.hostname, int(args.get("port", 22))),
-                    ("127.0.0.1", 0),
-                    timeout=connect,
-                )
-            self._client = self._ssh_client(args.get("known_hosts"))
-            self._client.connect(
-                self.hostname,
-                port=int(args.get("port", 22)),
-                username=self.username,
-                password=self.password,
-                key_filename=args.get("key_file"),
-                sock=sock,
-                allow_agent=True,
-                look_for_keys=False,
-                timeout=connect,
-                banner_timeout=connect,
-                auth_timeout=connect,
+            self._client, self._jump = connect(
+                self.hostname, self.username, self.password, self.timeout, self.optional_args
             )
-        except (OSError, paramiko.SSHException, AssertionError) as exc:
-            self.close()
+        except (OSError, paramiko.SSHException) as exc:
             raise ConnectionException(f"cannot connect to {self.hostname}: {exc}") from None
 
     def close(self) -> None:
@@ -246,7 +160,7 @@ class FrrDriver(DpctlDriver):
         """Write ``files`` (paths relative to the state folder) then run ``script``: one exec,
         the files as one tar archive on stdin."""
         command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && {{ {script}\n}}"
-        return self._run(command, _tar(files))
+        return self._run(command, tar(files))
 
     def _vtysh(self, command: str) -> str:
         return self._check(f"vtysh -c {shlex.quote(command)}")
@@ -255,34 +169,10 @@ class FrrDriver(DpctlDriver):
         return json.loads(self._vtysh(command) or "{}")
 
     def _reads(self, commands: list[str] | tuple[str, ...]) -> dict[str, str]:
-        """Outputs of read-only commands over one exec: the ``vtysh -c X`` ones through one
-        vtysh (JSON ones first, split by decoding; at most one text one, last), the others
-        separated by a marker line. A reply that does not split cleanly (a command failed) is
-        read again one command at a time."""
-        vtysh = [c for c in commands if c.startswith("vtysh -c ")]
-        shell = [c for c in commands if c not in vtysh]
-        args = [shlex.split(c)[2] for c in vtysh]
-        texts = [a for a in args if not a.endswith(" json")]
-        args = [a for a in args if a.endswith(" json")] + texts
-        parts = []
-        if args:
-            parts.append("vtysh " + " ".join(f"-c {shlex.quote(a)}" for a in args))
-        parts += shell
-        separator = f"; printf '\\n{PART}\\n'; "
-        rc, out, _err = self._run(separator.join(parts))
-        chunks = out.split(f"\n{PART}\n")
-        outputs: dict[str, str] | None = None
-        if rc == 0 and len(chunks) == len(parts) and len(texts) <= 1:
-            outputs = dict(zip(shell, chunks[1:] if args else chunks, strict=True))
-            split = _split_vtysh(chunks[0], len(args) - len(texts), len(texts)) if args else []
-            if split is None:
-                outputs = None
-            else:
-                for arg, text in zip(args, split, strict=True):
-                    outputs[f"vtysh -c {shlex.quote(arg)}"] = text
-        if outputs is None:
-            outputs = {c: self._check(c) for c in commands}
-        return outputs
+        """Outputs of read-only commands over one exec (``batch_reads``); a reply that does
+        not split cleanly (a command failed) is read again one command at a time."""
+        outputs = batch_reads(self._run, commands, PART)
+        return outputs if outputs is not None else {c: self._check(c) for c in commands}
 
     @contextmanager
     def batched_reads(self) -> Iterator[None]:
@@ -326,14 +216,14 @@ class FrrDriver(DpctlDriver):
         self._candidate = None
         self._compared = None
 
-    def _recent_snapshot(self) -> _Snapshot:
+    def _recent_snapshot(self) -> Snapshot:
         """compare_config's read when it is seconds old (deploy: compare, back up, commit in a
         row, under the fabric's lock), else a new one."""
         if self._compared is not None and time.monotonic() - self._compared[0] < SNAPSHOT_REUSE_S:
             return self._compared[1]
         return self._snapshot()
 
-    def _snapshot(self, folder: str = "current") -> _Snapshot:
+    def _snapshot(self, folder: str = "current") -> Snapshot:
         """The stored files of ``folder``, FRR's running config and the one recorded after the
         last confirmed commit: one exec."""
         names = " ".join(shlex.quote(n) for n in (*BUNDLE_FILES, AGENT_STAMP))
@@ -345,7 +235,7 @@ class FrrDriver(DpctlDriver):
         )
         stored, running, applied = [*out.split(f"\n{PART}\n"), "", ""][:3]
         files = bundle.unpack(stored, MAIN_FILE) if stored.startswith(bundle.MARKER) else {}
-        return _Snapshot(files, _strip_running_header(running), _strip_running_header(applied))
+        return Snapshot(files, strip_running_header(running), strip_running_header(applied))
 
     def _stored(self, folder: str) -> dict[str, str]:
         return self._snapshot(folder).files
@@ -360,7 +250,7 @@ class FrrDriver(DpctlDriver):
             raise CommandErrorException(
                 f"{self.hostname}: frr-reload --test failed: {err.strip()[-400:]}"
             )
-        return _parse_reload_test(out)
+        return parse_reload_test(out)
 
     def _check_syntax(self, text: str) -> None:
         """vtysh's own parser over the candidate (``vtysh -C``, dry run: nothing applied), so a
@@ -398,10 +288,10 @@ class FrrDriver(DpctlDriver):
                     parts.append("".join(f"-{line}\n" for line in delete))
                     parts.append("".join(f"+{line}\n" for line in add))
         for name in sorted(set(self._candidate) - {MAIN_FILE}):
-            parts += _file_diff(name, current.get(name, ""), self._candidate[name])
+            parts += file_diff(name, current.get(name, ""), self._candidate[name])
         # the agent's code changed since the last commit (or the agent starts or stops)
         effective = {**current, **self._candidate} if self._merge else self._candidate
-        parts += _file_diff(AGENT_STAMP, current.get(AGENT_STAMP, ""), agent_stamp(effective) or "")
+        parts += file_diff(AGENT_STAMP, current.get(AGENT_STAMP, ""), agent_stamp(effective) or "")
         return "".join(parts)
 
     def _record_running(self, running: str) -> None:
@@ -413,7 +303,7 @@ class FrrDriver(DpctlDriver):
         )
 
     # -- commit / rollback --------------------------------------------------------------
-    def _save_rollback_point(self, snap: _Snapshot) -> str:
+    def _save_rollback_point(self, snap: Snapshot) -> str:
         """Save the applied files and FRR's running config; forget the applied-running record
         (it is written again only when this commit is confirmed whole)."""
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}"
@@ -430,30 +320,13 @@ class FrrDriver(DpctlDriver):
         """Tear down what the old ip.batch created, then apply the new Linux files (one exec)."""
         if all(old.get(n) == new.get(n) for n in LINUX_FILES):
             return []
-        if not _links_rebuilt(old, new):
+        if not links_rebuilt(old, new):
             # Only host ports change admin state (drain/undrain): touch nothing else.
-            delta = _port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", "")) or []
+            delta = port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", "")) or []
             files = {"current/ip.batch": new["ip.batch"], "ports.batch": "\n".join(delta) + "\n"}
             rc, out, err = self._with_files(files, f"ip -force -batch {STATE}/ports.batch")
             return [] if rc == 0 else [f"ip.batch: {(err or out).strip()[-300:]}"]
-        created = _created_links(old.get("ip.batch", ""))
-        script = [f"ip link del {shlex.quote(name)} 2>/dev/null" for name in reversed(created)]
-        for dev in _tc_devices(old.get("qos.tc", "") + new.get("qos.tc", "")):
-            script.append(f"tc qdisc del dev {shlex.quote(dev)} root 2>/dev/null")
-        steps = (
-            ("ip.batch", "ip -force -batch"),
-            ("bridge.batch", "bridge -force -batch"),
-            ("sysctl.conf", "sysctl -q -p"),
-            ("qos.tc", "tc -force -batch"),
-        )
-        log = f"{STATE}/step.log"
-        for name, tool in steps:
-            if name in new:
-                script.append(
-                    f"if ! {tool} {STATE}/current/{name} >{log} 2>&1; then "
-                    f"printf '\\n{PART} %s\\n' {name}; tail -c 300 {log}; fi"
-                )
-        files = {f"current/{name}": new[name] for name, _tool in steps if name in new}
+        files, script = rebuild_script(STATE, old, new, PART)
         rc, out, err = self._with_files(files, "\n".join([*script, "true"]))
         if rc != 0:  # the script ends in `true`: the upload itself failed, nothing ran
             return [f"uploading the Linux files: {(err or out).strip()[-300:]}"]
@@ -480,7 +353,7 @@ class FrrDriver(DpctlDriver):
         if rc != 0 or not _sep:
             problems.append(f"frr-reload --test failed: {(err or test_part).strip()[-400:]}")
             return problems
-        _delete, add = _parse_reload_test(test_part)
+        _delete, add = parse_reload_test(test_part)
         if add:  # lines the daemons did not take
             problems.append("FRR rejected: " + "; ".join(add[:10]))
         return problems
@@ -492,25 +365,9 @@ class FrrDriver(DpctlDriver):
         config as the one this commit confirmed: one exec. With ``keep_agent`` (nothing the
         agent reads changed: ``agent_unchanged``) a running agent is left running, and one
         that is not running is started."""
-        pid = f"{STATE}/{AGENT}.pid"
-        # the recorded pid is the agent's only while its command line says so (pid reuse)
-        running = (
-            f'p=$(cat {pid} 2>/dev/null) && [ -n "$p" ] && grep -qs {AGENT} /proc/"$p"/cmdline'
-        )
-        stop = f'if {running}; then kill "$p"; fi; rm -f {pid}'
         upload = {f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP}
-        stamp = agent_stamp(files)
-        if stamp is None:
-            script = [stop, f"rm -f {STATE}/current/{AGENT_STAMP}"]
-        else:
-            upload[AGENT] = agent_source()
-            upload[f"current/{AGENT_STAMP}"] = stamp  # what runs from now on
-            # setsid: the agent must outlive this SSH session (its own session, no terminal).
-            start = (
-                f"setsid sh -c 'echo $$ > {pid}; exec python3 {STATE}/{AGENT} "
-                f"{STATE}/current/arp-to-host.json' >{STATE}/{AGENT}.log 2>&1 </dev/null &"
-            )
-            script = [f"if ! {{ {running}; }}; then {start} fi"] if keep_agent else [stop, start]
+        agent_files, script = agent_commands(STATE, files, keep_agent)
+        upload.update(agent_files)
         if record_running:
             script.append(
                 f"vtysh -c {shlex.quote(SHOW_RUNNING)} > {STATE}/{APPLIED_RUNNING}.new && "
@@ -603,19 +460,7 @@ class FrrDriver(DpctlDriver):
         }
 
     def get_interfaces(self) -> dict[str, models.InterfaceDict]:
-        result: dict[str, dict[str, Any]] = {}
-        for link in json.loads(self._check(LINKS) or "[]"):
-            flags = link.get("flags", [])
-            result[str(link["ifname"])] = {
-                "is_up": link.get("operstate") in ("UP", "UNKNOWN") and "UP" in flags,
-                "is_enabled": "UP" in flags,
-                "description": str(link.get("ifalias", "")),
-                "last_flapped": -1.0,
-                "speed": -1.0,
-                "mtu": int(link.get("mtu", 0)),
-                "mac_address": str(link.get("address", "")),
-            }
-        return result
+        return reads.interfaces(json.loads(self._check(LINKS) or "[]"))
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         if not self._cache:  # both in one vtysh
@@ -635,190 +480,8 @@ class FrrDriver(DpctlDriver):
         return common.evpn_es(self._vtysh_json(EVPN_ES))
 
     def get_qos_state(self) -> QosState:
-        """ECN per port from the kernel's qdiscs: a queue is a band of the port's prio qdisc,
-        marking ECN when a RED qdisc with ``ecn`` sits on it (``tc -j``: ``parent`` "1:<band>",
-        ``options.ecn`` true; iproute2 tc/tc_red.c). PFC does not exist in the Linux
-        datapath (None). ECMP hash: ``net.ipv4.fib_multipath_hash_policy`` (0 = L3, 1 = L4;
-        kernel ip-sysctl.rst)."""
         qdiscs = json.loads(self._check(QDISCS) or "[]")
-        ecn: dict[str, list[int]] = {}
-        for qdisc in qdiscs:
-            options = qdisc.get("options", {})
-            marks = options.get("ecn") is True or "ecn" in options.get("flags", [])
-            parent = str(qdisc.get("parent", ""))
-            band = parent.partition(":")[2]
-            if qdisc.get("kind") == "red" and marks and band.isdigit():
-                ports = ecn.setdefault(str(qdisc["dev"]), [])
-                ports.append(int(band))
-                ports.sort()
-        policy = self._check(HASH_POLICY).strip()
-        hashes = {"0": "l3", "1": "l4", "2": "l3-inner", "3": "custom"}
-        return QosState(pfc=None, ecn=ecn, ecmp_hash=hashes.get(policy, f"policy {policy}"))
+        return reads.qos_state(qdiscs, self._check(HASH_POLICY).strip())
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh(SHOW_RUNNING))
-
-
-def _file_diff(name: str, old: str, new: str) -> list[str]:
-    """A stored file against the candidate's, as unified diff lines (none when equal)."""
-    return list(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            f"running/{name}",
-            f"candidate/{name}",
-        )
-    )
-
-
-def agent_source() -> str:
-    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf."""
-    return resources.files("controller.agents").joinpath(AGENT).read_text()
-
-
-def _links_rebuilt(old: dict[str, str], new: dict[str, str]) -> bool:
-    """Whether applying ``new`` over ``old`` deletes and re-creates the links the old
-    ip.batch made: any change to the Linux files but ports' admin state (a drain step)."""
-    if all(old.get(n) == new.get(n) for n in LINUX_FILES):
-        return False
-    delta = _port_state_delta(old.get("ip.batch", ""), new.get("ip.batch", ""))
-    return delta is None or any(old.get(n) != new.get(n) for n in LINUX_FILES[1:])
-
-
-def agent_unchanged(old: dict[str, str], new: dict[str, str]) -> bool:
-    """Whether a commit of ``new`` over ``old`` leaves the ARP-to-host agent nothing new to
-    read: the same code, the same config, and the same links (its raw sockets and sysfs
-    paths are bound to the bonds' members). Then the agent keeps running: each drain and
-    undrain step restarted it, and an undrain's last step brings the host ports up first
-    and restarts the agent after frr-reload, seconds later in the lab, about when a
-    server's port returns (its updelay, then LACP): the port's gate then waited for the new
-    agent, and the join lost 0.5 s on two sub-flows (failure matrix, 2026-12-04 evening)."""
-    return (
-        agent_stamp(new) is not None
-        and old.get(AGENT_STAMP) == agent_stamp(new)
-        and old.get("arp-to-host.json") == new.get("arp-to-host.json")
-        and not _links_rebuilt(old, new)
-    )
-
-
-def agent_stamp(files: dict[str, str]) -> str | None:
-    """The AGENT_STAMP a commit of ``files`` stores: None when they start no agent (no
-    arp-to-host.json, or one without a table)."""
-    config = files.get("arp-to-host.json")
-    if not config or json.loads(config).get("table") is None:
-        return None
-    digest = hashlib.sha256(agent_source().encode()).hexdigest()
-    return f"{AGENT} sha256 {digest}\n"
-
-
-class _Snapshot:
-    """A switch's applied files, FRR's running config, and the running config recorded right
-    after the last commit frr-reload confirmed whole (headers stripped; "" when none)."""
-
-    def __init__(self, files: dict[str, str], running: str, applied: str) -> None:
-        self.files = files
-        self.running = running
-        self.applied = applied
-
-    def unchanged_since_commit(self) -> bool:
-        return MAIN_FILE in self.files and bool(self.applied) and self.running == self.applied
-
-
-def _tar(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
-        now = time.time()
-        for path, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(path)
-            info.size, info.mode, info.mtime = len(data), 0o640, now
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
-def _split_vtysh(output: str, json_count: int, text_count: int) -> list[str] | None:
-    """One vtysh run's output of ``json_count`` JSON commands then ``text_count`` (0 or 1)
-    text command: each JSON value re-serialised, then the rest. None when it does not split
-    so (vtysh stops at a failing command)."""
-    decoder = json.JSONDecoder()
-    texts: list[str] = []
-    position = 0
-    for _ in range(json_count):
-        while position < len(output) and output[position].isspace():
-            position += 1
-        try:
-            value, position = decoder.raw_decode(output, position)
-        except json.JSONDecodeError:
-            return None
-        texts.append(json.dumps(value))
-    rest = output[position:].lstrip("\n")
-    if text_count == 0:
-        return texts if not rest.strip() else None
-    return [*texts, rest] if text_count == 1 and rest else None
-
-
-def _strip_running_header(text: str) -> str:
-    lines = text.splitlines(keepends=True)
-    skip = ("Building configuration", "Current configuration", "frr version", "frr defaults")
-    return "".join(line for line in lines if not line.startswith(skip) and line.strip() != "")
-
-
-def _parse_reload_test(output: str) -> tuple[list[str], list[str]]:
-    delete: list[str] = []
-    add: list[str] = []
-    target: list[str] | None = None
-    for raw in output.splitlines():
-        line = raw.rstrip()
-        if line == "Lines To Delete":
-            target = delete
-        elif line == "Lines To Add":
-            target = add
-        elif (
-            target is not None
-            and line
-            and not set(line) <= {"="}
-            and not line.startswith(IGNORED_RELOAD_LINES)
-        ):
-            target.append(line)
-    return delete, add
-
-
-def _created_links(ip_batch: str) -> list[str]:
-    """Links an ip.batch creates (`link add [link X] name N ...`), in creation order."""
-    names = []
-    for line in ip_batch.splitlines():
-        words = line.split()
-        if words[:2] == ["link", "add"] and "name" in words:
-            names.append(words[words.index("name") + 1])
-    return names
-
-
-def _port_state_delta(old: str, new: str) -> list[str] | None:
-    """The new lines, when two ip.batch files differ only in ports' admin state (up/down)."""
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    if not old_lines or len(old_lines) != len(new_lines):
-        return None
-    created = set(_created_links(old))
-    changed = []
-    for before, after in zip(old_lines, new_lines, strict=True):
-        if before == after:
-            continue
-        a, b = before.split(), after.split()
-        if (
-            a[:3] != ["link", "set", "dev"]
-            or a[:-1] != b[:-1]
-            or {a[-1], b[-1]} != {"up", "down"}
-            or a[3] in created
-        ):
-            return None
-        changed.append(after)
-    return changed
-
-
-def _tc_devices(qos: str) -> list[str]:
-    devices: list[str] = []
-    for line in qos.splitlines():
-        words = line.split()
-        if words[:2] == ["qdisc", "add"] and "root" in words and words[3] not in devices:
-            devices.append(words[3])
-    return devices
