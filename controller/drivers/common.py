@@ -224,7 +224,7 @@ def config_tree(text: str) -> list[Node]:
     return root.children
 
 
-def _natural(text: str) -> list[Any]:
+def natural_key(text: str) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
@@ -234,7 +234,7 @@ def normalize_config(text: str, drop: Iterable[str] = ()) -> str:
     prefixes = tuple(drop)
 
     def emit(nodes: list[Node], depth: int, out: list[str]) -> None:
-        for node in sorted(nodes, key=lambda n: _natural(n.line)) if depth == 0 else nodes:
+        for node in sorted(nodes, key=lambda n: natural_key(n.line)) if depth == 0 else nodes:
             if depth == 0 and prefixes and node.line.startswith(prefixes):
                 continue
             out.append(" " * depth + node.line)

@@ -14,7 +14,8 @@ from napalm.base.exceptions import (
 )
 
 from controller.drivers.bundle import unpack
-from controller.platforms.sonic.driver import SonicDriver, parse_table, target_config_db
+from controller.drivers.sonic_family import parse_table
+from controller.platforms.sonic.driver import SonicDriver, target_config_db
 from tests.drivers.candidates import SONIC_BUNDLE, SONIC_CONFIG_DB
 
 CHECKPOINT = "sudo -n config checkpoint dpctl-"

@@ -46,14 +46,8 @@ from napalm.base.exceptions import (
 
 from controller.drivers import common
 from controller.drivers.bundle import unpack
-from controller.drivers.contract import DpctlDriver
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
-from controller.platforms.sonic.driver import (
-    QOS_TABLES,
-    interfaces_from_tables,
-    parse_show_version,
-    parse_table,
-)
+from controller.drivers.sonic_family import SonicFamilyDriver
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
 
 MAIN_FILE = "asternos.cli"
 KEEP = ("interface ethernet", "interface mgmt", "hostname")
@@ -130,40 +124,22 @@ def saved_session_lines(text: str) -> list[str]:
     return lines
 
 
-class AsterNOSDriver(DpctlDriver):
+class AsterNOSDriver(SonicFamilyDriver):
     """NAPALM driver for AsterNOS (see the module docstring for the exact commands).
 
-    optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts, always
-    strict), ``key_file``, ``allow_agent`` (True), ``ssh_config_file``, ``checkpoint_dir``
-    (controller-side copies of rollback points), ``error_pattern`` (regex of a rejected
-    line), ``read_timeout`` (seconds, 300), ``connection_factory`` (tests: builds a session).
+    optional_args beyond the family's (``SonicFamilyDriver``): ``ssh_config_file``,
+    ``checkpoint_dir`` (controller-side copies of rollback points), ``error_pattern`` (regex
+    of a rejected line), ``read_timeout`` (seconds, 300).
     """
 
     platform = "asternos"
+    vendor = "Asterfusion"
 
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str,
-        timeout: int = 60,
-        optional_args: dict[str, Any] | None = None,
-    ) -> None:
-        args = dict(optional_args or {})
-        self.hostname = hostname
-        self.username = username
-        self._password = password  # kept only to open the session; never logged
-        self.timeout = timeout
-        self.port = int(args.get("port", 22))
-        self.known_hosts: str | None = args.get("known_hosts")
-        self.key_file: str | None = args.get("key_file")
-        self.allow_agent = bool(args.get("allow_agent", True))
+    def _read_options(self, args: dict[str, Any]) -> None:
         self.ssh_config_file: str | None = args.get("ssh_config_file")
         self.checkpoint_dir: str | None = args.get("checkpoint_dir")
         self.error_pattern = str(args.get("error_pattern", ERROR_PATTERN))
         self.read_timeout = float(args.get("read_timeout", 300))
-        self._factory: SessionFactory = args.get("connection_factory") or _netmiko_session
-        self._session: CliSession | None = None
         self._candidate: str | None = None
         self._replace = True
         self._rollback_text: str | None = None
@@ -171,9 +147,10 @@ class AsterNOSDriver(DpctlDriver):
 
     # ------------------------------------------------------------------ session
 
-    def open(self) -> None:
+    def _connect(self) -> CliSession:
         known = str(Path(self.known_hosts).expanduser()) if self.known_hosts else None
-        self._session = self._factory(
+        factory: SessionFactory = self._factory or _netmiko_session
+        return factory(
             device_type="asterfusion_asternos",
             host=self.hostname,
             username=self.username,
@@ -190,19 +167,19 @@ class AsterNOSDriver(DpctlDriver):
             ssh_config_file=self.ssh_config_file,
         )
 
-    def close(self) -> None:
-        if self._session is not None:
-            self._session.disconnect()
-            self._session = None
+    def _disconnect(self, session: CliSession) -> None:
+        session.disconnect()
 
-    def is_alive(self) -> dict[str, bool]:
-        return {"is_alive": bool(self._session and self._session.is_alive())}
+    def _session_alive(self, session: CliSession) -> bool:
+        return session.is_alive()
 
     @property
     def session(self) -> CliSession:
-        if self._session is None:
-            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
-        return self._session
+        session: CliSession = self._require_session()
+        return session
+
+    def _shell_outputs(self, commands: Sequence[str]) -> list[str]:
+        return self._bash(commands)
 
     def _show(self, command: str) -> str:
         output = str(self.session.send_command(command, read_timeout=self.read_timeout))
@@ -361,35 +338,6 @@ class AsterNOSDriver(DpctlDriver):
             result["candidate"] = self._candidate
         return result
 
-    def get_facts(self) -> models.FactsDict:
-        version, hostname, uptime, status = self._bash(
-            ["show version", "hostname", "cat /proc/uptime", "show interfaces status"]
-        )
-        facts = parse_show_version(version)
-        name = hostname.strip()
-        return {
-            "hostname": name,
-            "fqdn": name,
-            "vendor": "Asterfusion",
-            "model": facts.get("HwSKU", facts.get("Platform", "")),
-            "os_version": facts.get("SONiC Software Version", facts.get("Software Version", "")),
-            "serial_number": facts.get("Serial Number", ""),
-            "uptime": float(uptime.split()[0]),
-            "interface_list": sorted(
-                (row["Interface"] for row in parse_table(status)), key=common._natural
-            ),
-        }
-
-    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
-        status, descriptions, links = self._bash(
-            ["show interfaces status", "show interfaces description", "ip -j link show"]
-        )
-        return interfaces_from_tables(status, descriptions, common.load_json(links))
-
-    def _lldp(self) -> Any:
-        (output,) = self._bash(["sudo -n docker exec lldp lldpctl -f json"])
-        return common.load_json(output)
-
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
 
@@ -401,11 +349,3 @@ class AsterNOSDriver(DpctlDriver):
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._running())
-
-    def get_qos_state(self) -> QosState:
-        """PFC and ECN per port from the CONFIG_DB of the SONiC underneath (``system bash``,
-        ``sonic-cfggen -d --var-json TABLE``), parsed as on community SONiC. Unverified: that
-        Easy RoCE writes SONiC's PORT_QOS_MAP / QUEUE / WRED_PROFILE is not in a public
-        AsterNOS document; it is how the SONiC it is built on keeps PFC and ECN."""
-        outputs = self._bash([f"sudo -n sonic-cfggen -d --var-json {t}" for t in QOS_TABLES])
-        return common.qos_from_config_db(*(common.load_json(o or "{}") for o in outputs))

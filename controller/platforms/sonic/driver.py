@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,8 +44,8 @@ from napalm.base.exceptions import (
 
 from controller.drivers import common
 from controller.drivers.bundle import BundleError, pack, unpack
-from controller.drivers.contract import DpctlDriver
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
+from controller.drivers.sonic_family import SonicFamilyDriver
+from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -55,7 +54,6 @@ FIELD_MERGE_TABLES = frozenset({"DEVICE_METADATA", "PORT"})
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 REMOTE_DIR = "/tmp/dpctl"
 REVERT_UNIT = "dpctl-revert"
-QOS_TABLES = ("PORT_QOS_MAP", "QUEUE", "WRED_PROFILE")
 
 
 class Shell(Protocol):
@@ -129,72 +127,6 @@ class ParamikoShell:
         self._client.close()
 
 
-def parse_show_version(text: str) -> dict[str, str]:
-    """``show version``: ``Key: value`` lines (SONiC Software Version, HwSKU, Serial Number...)."""
-    facts: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and not key.startswith(" "):
-            facts.setdefault(key.strip(), value.strip())
-    return facts
-
-
-def parse_table(text: str) -> list[dict[str, str]]:
-    """A SONiC CLI table (header, dashed rule, rows; columns located by the rule's dashes)."""
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        if index and re.fullmatch(r"[-\s]+", line) and "-" in line:
-            spans = [m.span() for m in re.finditer(r"-+", line)]
-            header = lines[index - 1]
-            break
-    else:
-        return []
-
-    def cut(row: str) -> list[str]:
-        cells = []
-        for i, (start, end) in enumerate(spans):
-            stop = spans[i + 1][0] if i + 1 < len(spans) else len(row)
-            cells.append(row[start : max(end, stop)].strip())
-        return cells
-
-    names = cut(header)
-    return [dict(zip(names, cut(row), strict=True)) for row in lines[index + 1 :] if row.strip()]
-
-
-def _speed_mbps(text: str) -> float:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([GM]?)", text.strip())
-    if not match:
-        return 0.0
-    value = float(match.group(1))
-    return value * 1000 if match.group(2) == "G" else value
-
-
-def interfaces_from_tables(
-    status: str, descriptions: str, links: list[dict[str, Any]]
-) -> dict[str, models.InterfaceDict]:
-    """NAPALM ``get_interfaces``: ``show interfaces status``/``description`` + ``ip -j link``."""
-    macs = {str(link.get("ifname")): str(link.get("address", "")) for link in links}
-    descr = {
-        row.get("Interface", ""): row.get("Description", "") for row in parse_table(descriptions)
-    }
-    result: dict[str, models.InterfaceDict] = {}
-    for row in parse_table(status):
-        name = row.get("Interface", "")
-        if not name:
-            continue
-        mtu = row.get("MTU", "")
-        result[name] = {
-            "is_up": row.get("Oper", "") == "up",
-            "is_enabled": row.get("Admin", "") == "up",
-            "description": descr.get(name, "") or "",
-            "last_flapped": -1.0,
-            "speed": _speed_mbps(row.get("Speed", "")),
-            "mtu": int(mtu) if mtu.isdigit() else 0,
-            "mac_address": macs.get(name, ""),
-        }
-    return result
-
-
 def target_config_db(running: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
     """The whole CONFIG_DB ``config replace`` gets: running, with the candidate's tables."""
     target = copy.deepcopy(running)
@@ -213,37 +145,19 @@ def dump_config_db(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=4, sort_keys=True) + "\n"
 
 
-class SonicDriver(DpctlDriver):
+class SonicDriver(SonicFamilyDriver):
     """NAPALM driver for community SONiC (see the module docstring for the exact commands).
 
-    optional_args: ``port`` (22), ``known_hosts`` (path; else the user's known_hosts),
-    ``key_file``, ``allow_agent`` (True), ``frr_container`` ("bgp"; "" runs FRR tools on the
-    host), ``command_timeout`` (seconds, 300), ``connection_factory`` (tests: builds a Shell).
+    optional_args beyond the family's (``SonicFamilyDriver``): ``frr_container`` ("bgp"; ""
+    runs FRR tools on the host), ``command_timeout`` (seconds, 300).
     """
 
     platform = "sonic"
+    vendor = "SONiC"
 
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str,
-        timeout: int = 60,
-        optional_args: dict[str, Any] | None = None,
-    ) -> None:
-        args = dict(optional_args or {})
-        self.hostname = hostname
-        self.username = username
-        self._password = password  # kept only to open the session; never logged
-        self.timeout = timeout
-        self.port = int(args.get("port", 22))
-        self.known_hosts: str | None = args.get("known_hosts")
-        self.key_file: str | None = args.get("key_file")
-        self.allow_agent = bool(args.get("allow_agent", True))
+    def _read_options(self, args: dict[str, Any]) -> None:
         self.frr_container = str(args.get("frr_container", "bgp"))
         self.command_timeout = float(args.get("command_timeout", 300))
-        self._factory: ShellFactory | None = args.get("connection_factory")
-        self._shell: Shell | None = None
         self._candidate: dict[str, str] | None = None
         self._replace = True
         self._checkpoint: str | None = None
@@ -252,32 +166,32 @@ class SonicDriver(DpctlDriver):
 
     # ------------------------------------------------------------------ session
 
-    def open(self) -> None:
-        params: dict[str, Any] = {
-            "hostname": self.hostname,
-            "username": self.username,
-            "password": self._password,
-            "port": self.port,
-            "timeout": float(self.timeout),
-            "known_hosts": self.known_hosts,
-            "key_file": self.key_file,
-            "allow_agent": self.allow_agent,
-        }
-        self._shell = (self._factory or ParamikoShell)(**params)
+    def _connect(self) -> Shell:
+        factory: ShellFactory = self._factory or ParamikoShell
+        return factory(
+            hostname=self.hostname,
+            username=self.username,
+            password=self._password,
+            port=self.port,
+            timeout=float(self.timeout),
+            known_hosts=self.known_hosts,
+            key_file=self.key_file,
+            allow_agent=self.allow_agent,
+        )
 
-    def close(self) -> None:
-        if self._shell is not None:
-            self._shell.close()
-            self._shell = None
+    def _disconnect(self, session: Shell) -> None:
+        session.close()
 
-    def is_alive(self) -> dict[str, bool]:
-        return {"is_alive": bool(self._shell and self._shell.is_alive())}
+    def _session_alive(self, session: Shell) -> bool:
+        return session.is_alive()
 
     @property
     def shell(self) -> Shell:
-        if self._shell is None:
-            raise ConnectionException(f"{self.hostname}: not connected (call open() first)")
-        return self._shell
+        shell: Shell = self._require_session()
+        return shell
+
+    def _shell_outputs(self, commands: Sequence[str]) -> list[str]:
+        return [self._run(command) for command in commands]
 
     def _run(self, command: str, check: bool = True) -> str:
         output, status = self.shell.run(command, self.command_timeout)
@@ -553,39 +467,11 @@ class SonicDriver(DpctlDriver):
             result["candidate"] = pack(self._candidate)
         return result
 
-    def get_facts(self) -> models.FactsDict:
-        version = parse_show_version(self._run("show version"))
-        hostname = self._run("hostname").strip()
-        uptime = float(self._run("cat /proc/uptime").split()[0])
-        interfaces = sorted(
-            (row["Interface"] for row in parse_table(self._run("show interfaces status"))),
-            key=common._natural,
-        )
-        return {
-            "hostname": hostname,
-            "fqdn": hostname,
-            "vendor": "SONiC",
-            "model": version.get("HwSKU", ""),
-            "os_version": version.get("SONiC Software Version", ""),
-            "serial_number": version.get("Serial Number", ""),
-            "uptime": uptime,
-            "interface_list": interfaces,
-        }
-
-    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
-        links = common.load_json(self._run("ip -j link show"))
-        return interfaces_from_tables(
-            self._run("show interfaces status"), self._run("show interfaces description"), links
-        )
-
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(
             self._vtysh_json("show bgp vrf all summary json"),
             self._vtysh_json("show bgp vrf all neighbors json"),
         )
-
-    def _lldp(self) -> Any:
-        return common.load_json(self._run("sudo -n docker exec lldp lldpctl -f json"))
 
     def get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json("show ip route json"))
@@ -595,11 +481,3 @@ class SonicDriver(DpctlDriver):
 
     def get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh("show running-config"))
-
-    def get_qos_state(self) -> QosState:
-        """PFC and ECN per port from CONFIG_DB (``sonic-cfggen -d --var-json TABLE``)."""
-        tables = [
-            common.load_json(self._run(f"sudo -n sonic-cfggen -d --var-json {table}") or "{}")
-            for table in QOS_TABLES
-        ]
-        return common.qos_from_config_db(*tables)
