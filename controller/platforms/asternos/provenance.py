@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from controller.errors import DpctlError
 
 TABLE = Path(__file__).with_name("provenance.yaml")
+DESIGN = Path(__file__).with_name("design.md")
+"""Hand-written design notes appended to the generated page."""
 DOC = Path(__file__).resolve().parents[3] / "docs" / "platforms" / "asternos.md"
 
 
@@ -222,7 +224,7 @@ def render_markdown(table: Table) -> str:
     for c in table.contradicted:
         links = _links(c.sources, table.sources)
         lines.append(f"| `{_cell(c.example)}` | `{_cell(c.documented)}` | {links} |")
-    lines += ["", "## Sources", ""]
+    lines += ["", DESIGN.read_text().rstrip(), "", "## Sources", ""]
     lines += [f"- {key}: <{url}>" for key, url in table.sources.items()]
     return "\n".join(lines) + "\n"
 

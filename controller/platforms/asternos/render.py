@@ -20,6 +20,12 @@ SPRAY_HASH = {"random": "random", "round-robin": "round_robin"}
 (load-balance command reference: round_robin with an underscore)."""
 
 
+MH_MAC_HOLDTIME = 0
+"""Seconds an EVPN-MH leaf holds a MAC its ES peer no longer advertises: AsterNOS's EVPN
+multihoming command reference gives ``evpn mh mac-holdtime <0-86400>``, "default 18 minutes",
+and recommends 0 (docs/platforms/asternos.md, "EVPN-MH MAC hold time")."""
+
+
 def context(device: DeviceConfig) -> dict[str, Any]:
     model = get_model(device.model)
     cli_format = model.names.get("asternos", model.names["kernel"])
@@ -39,4 +45,5 @@ def context(device: DeviceConfig) -> dict[str, Any]:
         "neighbor_names": cli_of,
         "roce_ports": [i.cli for i in device.interfaces],
         "pbr_pins": [(cli_of[down], cli_of[up]) for down, up in pins],
+        "mh_mac_holdtime": MH_MAC_HOLDTIME if device.segments else None,
     }
