@@ -16,61 +16,18 @@ pairwise peer list it replaces grew with the square of the servers).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
+from controller.access import ServerAccess
 from controller.errors import DpctlError
 from controller.facts import Fabric, Server
-from controller.labfabric import (
-    ARP_KEEPALIVE_S,
-    FAILBACK_HOLD_MS,
-    NIC_TABLE_BASE,
-    SERVER_MTU,
-    bond_name,
-)
 from controller.render.roce import DSCP_TO_TC, LOSSLESS_QUEUES
+from controller.servers import ARP_KEEPALIVE_S, NIC_TABLE_BASE, SERVER_MTU, bond_name, bond_options
 
 GROUP = "gpu_servers"
 
 
-@dataclass(frozen=True)
-class SshAccess:
-    """How Ansible reaches the servers: user, key, host-key file, an optional jump host."""
-
-    user: str
-    key_file: str | None = None
-    known_hosts: str | None = None
-    jump_host: str | None = None
-    jump_port: int | None = None
-    jump_user: str = "root"
-    connect_timeout: int = 10
-
-
-def bond_options(mode: str) -> dict[str, Any]:
-    """The bond of a GPU NIC's two ports as the dual-leaf design needs it.
-
-    EVPN-MH: LACP (802.3ad, fast) towards the leaf pair that presents one Ethernet segment.
-    Dual-ARP: both ports active (balance-xor layer3+4), and every ARP frame sent out of both
-    ports. Both: a hold before a returning port carries traffic again (updelay), so that a
-    leaf coming back has its routes before its servers send through it.
-    """
-    if mode == "evpn-mh":
-        return {
-            "mode": "802.3ad",
-            "lacp_rate": "fast",
-            "xmit_hash_policy": "layer3+4",
-            "miimon": 100,
-            "updelay": FAILBACK_HOLD_MS,
-        }
-    return {
-        "mode": "balance-xor",
-        "xmit_hash_policy": "layer3+4",
-        "miimon": 100,
-        "updelay": FAILBACK_HOLD_MS,
-    }
-
-
-def ssh_common_args(access: SshAccess) -> str:
+def ssh_common_args(access: ServerAccess) -> str:
     """``ansible_ssh_common_args``: strict host keys from the given file, jump by ProxyCommand."""
     args: list[str] = []
     if access.jump_host:
@@ -148,7 +105,7 @@ def rail_members(fabric: Fabric) -> dict[str, dict[str, str]]:
 
 
 def build_inventory(
-    fabric: Fabric, access: SshAccess, servers: list[str] | None = None
+    fabric: Fabric, access: ServerAccess, servers: list[str] | None = None
 ) -> dict[str, Any]:
     """The inventory dict of the fabric's servers (all of them, or those named)."""
     wanted = set(servers) if servers is not None else None

@@ -1,16 +1,14 @@
-"""Nornir for a fabric: one host per switch, NAPALM driver by platform, credentials by reference.
+"""Nornir for a fabric: one host per switch, the driver of its platform, credentials by
+reference.
 
-Passwords come from the environment variable the intent names, at run time; nothing is
-written. When the fabric's embedded lab is running, switches are reached through the lab's
-guest (ProxyJump) with the lab's key, and host keys are checked against its known_hosts.
+How the switches are reached (``SwitchAccess``: the intent's credentials, or a running lab's
+guest as jump host) is decided by the caller (`controller.access`). Passwords come from the
+environment variable the intent names, at run time; nothing is written.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from nornir.core import Nornir
 from nornir.core.configuration import Config, LoggingConfig
@@ -25,86 +23,17 @@ from nornir.core.inventory import (
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 
-from controller.catalog import get_model
-from controller.errors import DpctlError
+from controller.access import SwitchAccess, refuse_virtual
 from controller.facts import Fabric, Switch
-from controller.labfabric import lab_dir
 from controller.platforms.connection_plugin import CONNECTION_NAME, DpctlConnection
 
 COMMAND_TIMEOUT_S = int(os.environ.get("DPCTL_COMMAND_TIMEOUT", "300"))
 """Per SSH command: frr-reload.py on a busy lab guest can take minutes."""
+WORKERS = 8
+"""Switches worked on at once (Nornir's threaded runner)."""
 
 
-class AccessError(DpctlError):
-    """Credentials or lab access are missing."""
-
-
-@dataclass(frozen=True)
-class Access:
-    username: str
-    password: str | None
-    optional_args: dict[str, Any] = field(default_factory=dict)
-    via_lab: bool = False
-
-
-def lab_access(state_dir: Path) -> Access | None:
-    from controller.lab import LabStateError, load_state
-
-    try:
-        state = load_state(state_dir)
-    except LabStateError:
-        return None
-    args: dict[str, Any] = {
-        "key_file": str(state.key_path),
-        "known_hosts": str(state.known_hosts),
-    }
-    if state.guest_port:
-        args.update(
-            {
-                "jump_host": "127.0.0.1",
-                "jump_port": state.guest_port,
-                "jump_username": "root",
-                "jump_key_file": str(state.key_path),
-                "jump_known_hosts": str(state.known_hosts),
-            }
-        )
-    return Access(username="root", password=None, optional_args=args, via_lab=True)
-
-
-def require_lab_if_virtual(fabric: Fabric) -> None:
-    """A fabric of lab-only switch models exists only inside its lab: with no lab running,
-    refuse instead of opening SSH to its management addresses on whatever network this
-    machine is on (they are the lab's, not real devices)."""
-    virtual = sorted({s.model for s in fabric.switches if get_model(s.model).lab_only})
-    if virtual:
-        raise AccessError(
-            "fabric",
-            f"{fabric.intent.name} is a lab fabric ({', '.join(virtual)} switches exist only in "
-            f"the embedded lab) and its lab is not running: start it with dpctl lab up",
-        )
-
-
-def fabric_access(fabric: Fabric, lab_state: Path | None = None) -> Access:
-    """The lab's access if its lab runs, else the intent's credentials references."""
-    lab = lab_access(lab_state or lab_dir(fabric.intent.name))
-    if lab is not None:
-        return lab
-    creds = fabric.intent.credentials
-    password = None
-    if creds.password_env:
-        password = os.environ.get(creds.password_env)
-        if password is None and not creds.ssh_key_file:
-            raise AccessError(
-                "credentials.password_env",
-                f"environment variable {creds.password_env} is not set (and no ssh_key_file)",
-            )
-    args: dict[str, Any] = {}
-    if creds.ssh_key_file:
-        args["key_file"] = os.path.expanduser(creds.ssh_key_file)
-    return Access(username=creds.username, password=password, optional_args=args)
-
-
-def _host(switch: Switch, access: Access) -> Host:
+def _host(switch: Switch, access: SwitchAccess) -> Host:
     return Host(
         name=switch.name,
         hostname=switch.mgmt_ip,
@@ -128,9 +57,11 @@ def register_connection_plugin() -> None:
         ConnectionPluginRegister.register(CONNECTION_NAME, DpctlConnection)
 
 
-def build_nornir(fabric: Fabric, names: list[str], access: Access, workers: int = 8) -> Nornir:
-    if not access.via_lab:
-        require_lab_if_virtual(fabric)
+def build_nornir(
+    fabric: Fabric, names: list[str], access: SwitchAccess, workers: int = WORKERS
+) -> Nornir:
+    if not access.lab:
+        refuse_virtual(fabric)
     register_connection_plugin()
     hosts = Hosts({n: _host(fabric.switch_by_name[n], access) for n in names})
     return Nornir(

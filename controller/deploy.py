@@ -8,39 +8,43 @@ again (route refresh, ``refresh_bgp_routes`` in controller/drivers/contract.py).
 failing its post-check is rolled back automatically; the others carry on. One operation at a
 time per fabric (the lock, the backups and the drain states live in the fabric's state folder:
 `controller.opstate`).
+
+Progress is reported to Nornir processors (``processors``): each switch's task starts and
+completes, and its ``commit`` subtask starts when the switch is about to change.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
+from nornir.core.exceptions import NornirSubTaskError
+from nornir.core.processor import Processor
 from nornir.core.task import Result, Task
 
 from controller import opstate
-from controller.connection import Access, build_nornir, fabric_access
+from controller.access import FabricAccess
+from controller.backups import save_backup
+from controller.connection import build_nornir
 from controller.drivers import bundle
 from controller.drivers.contract import DpctlDriver
 from controller.errors import DpctlError
-from controller.facts import Fabric
+from controller.facts import Fabric, Maintenance
+from controller.opstate import StateFolder
 from controller.platforms.connection_plugin import CONNECTION_NAME
-from controller.render.device import Maintenance, build_device
-from controller.render.engine import render_fabric, select_devices
+from controller.render.device import DeviceConfig
+from controller.render.engine import render_configs, select_devices, structured_configs
 
 POST_CHECK_TIMEOUT_S = float(os.environ.get("DPCTL_POST_CHECK_TIMEOUT", "90"))
-
+COMMIT = "commit"
+"""The name of the subtask that changes a switch (processors see it start)."""
 
 DeployLocked = opstate.OperationLocked
 """Another deploy, drain, undrain or rollback of the fabric holds its lock."""
-
-
-def deploy_lock(fabric_name: str) -> AbstractContextManager[None]:
-    return opstate.operation_lock(fabric_name, "deploy")
 
 
 @dataclass
@@ -58,91 +62,94 @@ class DeviceOutcome:
         return asdict(self)
 
 
-def _up_peers(connection: Any) -> set[str]:
+def driver_of(task: Task) -> DpctlDriver:
+    """The task's host's open dpctl driver (Nornir's ``dpctl`` connection)."""
+    driver: DpctlDriver = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
+    return driver
+
+
+def up_peers(connection: DpctlDriver) -> set[str]:
     peers = connection.get_bgp_neighbors().get("global", {}).get("peers", {})
     return {name for name, peer in peers.items() if peer.get("is_up")}
 
 
-def _wait_sessions(connection: Any, wanted: set[str], timeout: float) -> tuple[bool, set[str]]:
+def _wait_sessions(
+    connection: DpctlDriver, wanted: set[str], timeout: float
+) -> tuple[bool, set[str]]:
     deadline = time.monotonic() + timeout
     up: set[str] = set()
     while True:
-        up = _up_peers(connection)
+        up = up_peers(connection)
         if wanted <= up or time.monotonic() > deadline:
             return wanted <= up, up
         time.sleep(2.0)
 
 
-def backup_folder(fabric: str, device: str) -> Path:
-    """Where a deploy saves a device's running config before each commit."""
-    return opstate.backup_dir(fabric, device)
+def commit_and_check(task: Task, connection: DpctlDriver, config: str, wanted: set[str]) -> Result:
+    """Commit the loaded candidate, then the post-check (reads back as intended, the
+    ``wanted`` sessions up) and a route refresh; raises on any failure."""
+    name = task.host.name
+    connection.commit_config()
+    connection.load_replace_candidate(config=config)
+    leftover = connection.compare_config()
+    connection.discard_config()
+    if leftover:
+        raise DpctlError(name, f"config does not read back as intended:\n{leftover[:600]}")
+    ok, up = _wait_sessions(connection, wanted, POST_CHECK_TIMEOUT_S)
+    if not ok:
+        raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
+    # routes exchanged while this switch's or a peer's policy was half applied: again
+    connection.refresh_bgp_routes()
+    return Result(host=task.host, result=sorted(up))
 
 
-def latest_backup(fabric: str, device: str) -> Path | None:
-    """The backup saved before the device's last commit (None when there is none)."""
-    folder = backup_folder(fabric, device)
-    saved = list(folder.glob("*.cfg")) if folder.is_dir() else []
-    return max(saved, key=lambda p: (p.stat().st_mtime_ns, p.name)) if saved else None
-
-
-def _backup(fabric: str, device: str, running: str) -> str:
-    folder = backup_folder(fabric, device)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / (
-        time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 10**6:06d}.cfg"
+def _roll_back(connection: DpctlDriver, outcome: DeviceOutcome, exc: NornirSubTaskError) -> None:
+    cause = exc.result[0].exception if exc.result else exc
+    outcome.error = (
+        str(cause) if isinstance(cause, DpctlError) else f"{type(cause).__name__}: {cause}"
     )
-    path.write_text(running)
-    return str(path)
+    try:
+        connection.rollback()
+        outcome.rolled_back = True
+        outcome.error += "; rolled back to the previous config"
+    except Exception as rollback_exc:  # report both failures
+        outcome.error += f"; ROLLBACK FAILED: {type(rollback_exc).__name__}: {rollback_exc}"
 
 
 def deploy_task(
     task: Task,
-    files: dict[str, dict[str, str]],
-    fabric_name: str,
+    files: Mapping[str, Mapping[str, str]],
+    state: StateFolder,
     dry_run: bool,
-    peers_in_run: dict[str, set[str]],
-    progress: Callable[[str, str], None] | None,
+    peers_in_run: Mapping[str, set[str]],
 ) -> Result:
+    """One switch: compare, back up, commit with post-check, roll back on failure."""
     outcome = DeviceOutcome()
     name = task.host.name
     start = time.monotonic()
     try:
-        connection = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
-        connection.load_replace_candidate(config=bundle.pack(files[name]))
+        connection = driver_of(task)
+        config = bundle.pack(dict(files[name]))
+        connection.load_replace_candidate(config=config)
         outcome.diff = connection.compare_config()
         outcome.changed = bool(outcome.diff)
         if dry_run or not outcome.changed:
             connection.discard_config()
             outcome.ok = True
             return Result(host=task.host, result=outcome)
-        before = _up_peers(connection)
-        outcome.backup = _backup(fabric_name, name, connection.get_config()["running"])
-        if progress:
-            progress(name, "committing")
+        wanted = up_peers(connection) | peers_in_run.get(name, set())
+        outcome.backup = save_backup(state, name, connection.get_config()["running"])
         try:
-            connection.commit_config()
-            connection.load_replace_candidate(config=bundle.pack(files[name]))
-            leftover = connection.compare_config()
-            connection.discard_config()
-            if leftover:
-                raise DpctlError(name, f"config does not read back as intended:\n{leftover[:600]}")
-            wanted = before | peers_in_run.get(name, set())
-            ok, up = _wait_sessions(connection, wanted, POST_CHECK_TIMEOUT_S)
-            outcome.sessions_up = sorted(up)
-            if not ok:
-                raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
-            # routes exchanged while this switch's or a peer's policy was half applied: again
-            connection.refresh_bgp_routes()
-        except Exception as exc:  # post-check or commit failed: back to the saved config
-            outcome.error = (
-                str(exc) if isinstance(exc, DpctlError) else f"{type(exc).__name__}: {exc}"
+            done = task.run(
+                task=commit_and_check,
+                name=COMMIT,
+                connection=connection,
+                config=config,
+                wanted=wanted,
             )
-            try:
-                connection.rollback()
-                outcome.rolled_back = True
-                outcome.error += "; rolled back to the previous config"
-            except Exception as rollback_exc:  # report both failures
-                outcome.error += f"; ROLLBACK FAILED: {type(rollback_exc).__name__}: {rollback_exc}"
+            outcome.sessions_up = list(done.result)
+        except NornirSubTaskError as exc:  # post-check or commit failed: back to the saved one
+            _roll_back(connection, outcome, exc)
             return Result(host=task.host, result=outcome, failed=True)
         outcome.ok = True
         return Result(host=task.host, result=outcome)
@@ -151,60 +158,62 @@ def deploy_task(
         return Result(host=task.host, result=outcome, failed=True)
     finally:
         outcome.seconds = round(time.monotonic() - start, 2)
-        if progress:
-            progress(name, "ok" if outcome.ok else "failed")
 
 
-def _peers_in_run(fabric: Fabric, names: list[str]) -> dict[str, set[str]]:
-    selected = set(names)
+def peers_in_run(devices: Mapping[str, DeviceConfig]) -> dict[str, set[str]]:
+    """Per device, its BGP interfaces to other devices of the same run (their sessions
+    must come up after the run's commits)."""
     return {
-        name: {
-            n.interface
-            for n in build_device(fabric, name).bgp.neighbors
-            if n.peer_device in selected
-        }
-        for name in names
+        name: {n.interface for n in device.bgp.neighbors if n.peer_device in devices}
+        for name, device in devices.items()
     }
+
+
+def _drain_states(
+    fabric: Fabric, state: StateFolder, names: list[str], dry_run: bool
+) -> dict[str, Maintenance]:
+    """The recorded drain states to render with; refused while a step is open on a switch
+    (its live config is unknown), except for a dry run."""
+    book = state.leaf_states(fabric)
+    if not dry_run:
+        opstate.refuse_pending(book, names)
+    return opstate.committed(book)
 
 
 def deploy(
     fabric: Fabric,
+    access: FabricAccess,
+    state: StateFolder,
     plane: int | None = None,
     device: str | None = None,
     dry_run: bool = False,
-    access: Access | None = None,
-    maintenance: dict[str, Maintenance] | None = None,
-    progress: Callable[[str, str], None] | None = None,
-    rendered: dict[str, dict[str, str]] | None = None,
+    maintenance: Mapping[str, Maintenance] | None = None,
+    processors: Sequence[Processor] = (),
+    rendered: Mapping[str, Mapping[str, str]] | None = None,
     lock_held: bool = False,
 ) -> dict[str, DeviceOutcome]:
     """Deploy the selected switches; returns an outcome per device (never raises per device).
 
-    ``rendered`` replaces the rendering step (tests use it to push a config a device rejects).
-    ``lock_held``: the caller holds the fabric's lock (a drain step); otherwise deploy takes it.
+    ``maintenance`` (a drain step's states) replaces the recorded drain states; ``rendered``
+    replaces the rendering step (tests push a config a device rejects). ``lock_held``: the
+    caller holds the fabric's lock (a drain step); otherwise deploy takes it.
     """
     names = select_devices(fabric, plane, device)
     if lock_held:
-        opstate.require_lock(fabric.intent.name)
-    with nullcontext() if lock_held else deploy_lock(fabric.intent.name):
-        access = access or fabric_access(fabric)
-        if maintenance is None:  # the recorded drain states; not while a step is open
-            book = maintenance_book(fabric)
-            if not dry_run:
-                opstate.refuse_pending(book, names)
-            maintenance = opstate.committed(book)
-        files = rendered or render_fabric(
-            fabric, plane=plane, device=device, maintenance=maintenance
-        )
-        nr = build_nornir(fabric, names, access)
+        state.require_lock()
+    with nullcontext() if lock_held else state.lock("deploy"):
+        if maintenance is None:
+            maintenance = _drain_states(fabric, state, names, dry_run)
+        devices = structured_configs(fabric, names, maintenance)
+        files = rendered or render_configs(fabric, devices).files
+        nr = build_nornir(fabric, names, access.switches).with_processors(list(processors))
         try:
             results = nr.run(
                 task=deploy_task,
                 files=files,
-                fabric_name=fabric.intent.name,
+                state=state,
                 dry_run=dry_run,
-                peers_in_run=_peers_in_run(fabric, names),
-                progress=progress,
+                peers_in_run=peers_in_run(devices),
             )
         finally:
             nr.close_connections(on_good=True, on_failed=True)
@@ -215,65 +224,3 @@ def deploy(
             result if isinstance(result, DeviceOutcome) else DeviceOutcome(error=str(result))
         )
     return outcomes
-
-
-def maintenance_file(fabric: Fabric) -> Path:
-    return opstate.maintenance_path(fabric.intent.name)
-
-
-def maintenance_book(fabric: Fabric) -> dict[str, opstate.LeafState]:
-    """Every switch's drain state and open step (a corrupt file is a StateError)."""
-    return opstate.read_maintenance(fabric.intent.name, set(fabric.switch_by_name))
-
-
-def load_maintenance(fabric: Fabric) -> dict[str, Maintenance]:
-    """Switches in maintenance (drained), so a deploy keeps them drained."""
-    return opstate.committed(maintenance_book(fabric))
-
-
-class NoBackup(DpctlError):
-    """No saved configuration to roll a device back to."""
-
-
-RESTORED_SUFFIX = ".restored"
-
-
-def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -> DeviceOutcome:
-    """Restore the device's configuration saved (by deploy) before its last commit.
-
-    Same on every platform and from a new connection: the newest backup under the state dir
-    goes to the driver contract's ``restore_config``. A restored backup is renamed
-    ``*.cfg.restored``, so the next rollback goes one commit further back.
-    """
-    names = select_devices(fabric, None, device)
-    access = access or fabric_access(fabric)
-    backup = latest_backup(fabric.intent.name, device)
-    if backup is None:
-        raise NoBackup(
-            device,
-            f"no backup saved under {backup_folder(fabric.intent.name, device)} (dpctl deploy "
-            "saves one before each commit); nothing was changed",
-        )
-    saved = backup.read_text()
-    nr = build_nornir(fabric, names, access, workers=1)
-
-    def task(task: Task) -> Result:
-        connection = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
-        if not isinstance(connection, DpctlDriver):
-            raise TypeError(f"{type(connection).__name__} does not implement DpctlDriver")
-        connection.restore_config(saved)
-        outcome = DeviceOutcome(ok=True, changed=True, rolled_back=True, backup=str(backup))
-        return Result(host=task.host, result=outcome)
-
-    with opstate.operation_lock(fabric.intent.name, f"rollback {device}"):
-        try:
-            result = nr.run(task=task)[device][0]
-        finally:
-            nr.close_connections(on_good=True, on_failed=True)
-    if result.failed:
-        return DeviceOutcome(
-            error=f"rollback failed: {result.exception or result.result}", backup=str(backup)
-        )
-    backup.rename(backup.with_name(backup.name + RESTORED_SUFFIX))
-    outcome: DeviceOutcome = result.result
-    return outcome

@@ -28,14 +28,14 @@ from typing import Any, Literal
 from nornir.core.task import Result, Task
 
 from controller import opstate
-from controller.ansible_inventory import SshAccess
-from controller.connection import Access, build_nornir, fabric_access
-from controller.deploy import DeviceOutcome, deploy, maintenance_book
+from controller.access import FabricAccess
+from controller.connection import build_nornir
+from controller.deploy import DeviceOutcome, deploy
 from controller.errors import DpctlError
-from controller.facts import Fabric
+from controller.facts import Fabric, Maintenance
 from controller.hosts import HostsResult, set_leaf_facing_ports
+from controller.opstate import StateFolder
 from controller.platforms.connection_plugin import CONNECTION_NAME
-from controller.render.device import Maintenance
 from controller.verify import Check, verify
 
 
@@ -154,58 +154,63 @@ def impact(fabric: Fabric, leaf: str) -> list[str]:
     return lines
 
 
-def _step(fabric: Fabric, leaf: str, state: Maintenance, access: Access) -> DeviceOutcome:
-    """One deploy of ``leaf`` at ``state``: recorded as in progress first, committed only if
+Progress = Callable[[str, str], None]
+"""Told (leaf, step) as each step of a drain or undrain starts."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What every step of one drain or undrain works with."""
+
+    fabric: Fabric
+    access: FabricAccess
+    state: StateFolder
+    progress: Progress | None = None
+
+    def tell(self, leaf: str, step: str) -> None:
+        if self.progress:
+            self.progress(leaf, step)
+
+
+def _step(op: Operation, leaf: str, target: Maintenance) -> DeviceOutcome:
+    """One deploy of ``leaf`` at ``target``: recorded as in progress first, committed only if
     the deploy did; a rolled-back deploy leaves the committed state; an outcome that is not
     known (rollback failed, or an exception) leaves the step open (pending)."""
-    devices = set(fabric.switch_by_name)
-    name = fabric.intent.name
-    maintenance = opstate.begin_step(name, devices, leaf, state)
+    devices = set(op.fabric.switch_by_name)
+    maintenance = op.state.begin_step(devices, leaf, target)
     try:
         outcome = deploy(
-            fabric, device=leaf, access=access, maintenance=maintenance, lock_held=True
+            op.fabric, op.access, op.state, device=leaf, maintenance=maintenance, lock_held=True
         )[leaf]
     except Exception:  # raised before any switch was touched (deploy reports per device)
-        opstate.end_step(name, devices, leaf, committed_ok=False)
+        op.state.end_step(devices, leaf, committed_ok=False)
         raise
     if outcome.ok:
-        opstate.end_step(name, devices, leaf, committed_ok=True)
+        op.state.end_step(devices, leaf, committed_ok=True)
     elif outcome.rolled_back or outcome.backup is None:  # never committed, or undone
-        opstate.end_step(name, devices, leaf, committed_ok=False)
+        op.state.end_step(devices, leaf, committed_ok=False)
     return outcome
 
 
-def _switch_steps(
-    fabric: Fabric,
-    report: DrainReport,
-    states: tuple[Maintenance, ...],
-    access: Access,
-    progress: Callable[[str, str], None] | None,
-) -> bool:
-    """Deploy the leaf through ``states`` in order; stop at the first that fails."""
-    for state in states:
-        if progress:
-            progress(report.leaf, state)
-        outcome = _step(fabric, report.leaf, state, access)
-        report.steps.append({"state": state, **outcome.to_dict()})
+def _switch_steps(op: Operation, report: DrainReport, targets: tuple[Maintenance, ...]) -> bool:
+    """Deploy the leaf through ``targets`` in order; stop at the first that fails."""
+    for target in targets:
+        op.tell(report.leaf, target)
+        outcome = _step(op, report.leaf, target)
+        report.steps.append({"state": target, **outcome.to_dict()})
         if not outcome.ok:
             return False
     return True
 
 
-def _host_step(
-    fabric: Fabric,
-    report: DrainReport,
-    state: Literal["down", "up"],
-    access: SshAccess | None,
-    progress: Callable[[str, str], None] | None,
-) -> bool:
+def _host_step(op: Operation, report: DrainReport, port_state: Literal["down", "up"]) -> bool:
     """The servers' ports to the leaf down (before a drain) or up (after an undrain)."""
-    name = f"server ports to {report.leaf} {state}"
-    if progress:
-        progress(report.leaf, name)
+    name = f"server ports to {report.leaf} {port_state}"
+    op.tell(report.leaf, name)
     started = time.monotonic()
-    result: HostsResult = set_leaf_facing_ports(fabric, report.leaf, state, access=access)
+    result: HostsResult = set_leaf_facing_ports(
+        op.fabric, report.leaf, port_state, op.access.servers, op.state
+    )
     bad = result.unreachable + result.failed
     report.steps.append(
         {
@@ -227,17 +232,24 @@ SETTLE_S = 90.0
 is used once its bond's hold time has passed and the leaf has relearned its servers)."""
 
 
-def _plane_checks(fabric: Fabric, plane: int, access: Access) -> list[Check]:
+def _plane_checks(op: Operation, plane: int) -> list[Check]:
     """The plane's failing checks, once they pass or after SETTLE_S (then the last ones)."""
     deadline = time.monotonic() + SETTLE_S
     while True:
-        failed = [c for c in verify(fabric, plane=plane, access=access) if not c.ok]
+        failed = [c for c in verify(op.fabric, op.access, op.state, plane=plane) if not c.ok]
         if not failed or time.monotonic() >= deadline:
             return failed
         time.sleep(5)
 
 
-def _prepare(fabric: Fabric, leaf: str, action: str, access: Access) -> DrainReport:
+def _finish(op: Operation, report: DrainReport) -> DrainReport:
+    plane = op.fabric.switch_by_name[report.leaf].plane
+    report.checks_failed = [c.to_dict() for c in _plane_checks(op, plane)]
+    report.ok = not report.checks_failed
+    return report
+
+
+def _prepare(fabric: Fabric, leaf: str, action: str) -> DrainReport:
     switch = fabric.switch_by_name.get(leaf)
     if switch is None or switch.role != "leaf" or not switch.pair:
         raise DpctlError("LEAF", f"{leaf!r} is not a leaf of fabric {fabric.intent.name}")
@@ -287,43 +299,39 @@ def undrain_steps(leaf: str, current: opstate.LeafState) -> tuple[Maintenance, .
 def drain(
     fabric: Fabric,
     leaf: str,
+    access: FabricAccess,
+    state: StateFolder,
     dry_run: bool = False,
     force: bool = False,
-    access: Access | None = None,
-    progress: Callable[[str, str], None] | None = None,
+    progress: Progress | None = None,
     hosts_first: bool = False,
-    hosts_access: SshAccess | None = None,
 ) -> DrainReport:
     """Drain ``leaf``; with ``hosts_first`` the servers move off it first (Ansible). Holds
     the fabric's lock from the pre-checks to the end."""
-    access = access or fabric_access(fabric)
-    report = _prepare(fabric, leaf, "drain", access)
-    with opstate.operation_lock(fabric.intent.name, f"drain {leaf}"):
-        return _drain_locked(
-            fabric, report, dry_run, force, access, progress, hosts_first, hosts_access
-        )
+    report = _prepare(fabric, leaf, "drain")
+    op = Operation(fabric, access, state, progress)
+    with state.lock(f"drain {leaf}"):
+        return _drain_locked(op, report, dry_run, force, hosts_first)
+
+
+def _partner_state(op: Operation, partner: str) -> dict[str, Any] | str:
+    nr = build_nornir(op.fabric, [partner], op.access.switches, workers=1)
+    try:
+        result: dict[str, Any] | str = nr.run(task=read_partner)[partner][0].result
+        return result
+    finally:
+        nr.close_connections(on_good=True, on_failed=True)
 
 
 def _drain_locked(
-    fabric: Fabric,
-    report: DrainReport,
-    dry_run: bool,
-    force: bool,
-    access: Access,
-    progress: Callable[[str, str], None] | None,
-    hosts_first: bool,
-    hosts_access: SshAccess | None,
+    op: Operation, report: DrainReport, dry_run: bool, force: bool, hosts_first: bool
 ) -> DrainReport:
     leaf = report.leaf
-    book = maintenance_book(fabric)
+    book = op.state.leaf_states(op.fabric)
     steps = drain_steps(book.get(leaf, opstate.LeafState()))
     report.impact.insert(0 if hosts_first else len(report.impact), host_side(report, hosts_first))
-    nr = build_nornir(fabric, [report.partner], access, workers=1)
-    try:
-        partner_state = nr.run(task=read_partner)[report.partner][0].result
-    finally:
-        nr.close_connections(on_good=True, on_failed=True)
-    report.refusals = pre_checks(fabric, leaf, partner_state, opstate.committed(book))
+    partner_state = _partner_state(op, report.partner)
+    report.refusals = pre_checks(op.fabric, leaf, partner_state, opstate.committed(book))
     report.forced, report.dry_run = force and bool(report.refusals), dry_run
     if report.refusals and not force:
         raise DrainRefused(leaf, "refused: " + "; ".join(report.refusals) + " (--force overrides)")
@@ -334,35 +342,30 @@ def _drain_locked(
     # before its servers take their ports away (host step first lost 2.2 s of the flows
     # into the leaf with cross-plane protection, switch step first none: failure matrix)
     first = tuple(s for s in steps if s == "graceful-shutdown")
-    if not _switch_steps(fabric, report, first, access, progress):
+    if not _switch_steps(op, report, first):
         return report
-    if hosts_first and not _host_step(fabric, report, "down", hosts_access, progress):
+    if hosts_first and not _host_step(op, report, "down"):
         return report
-    rest = tuple(s for s in steps if s != "graceful-shutdown")
-    if not _switch_steps(fabric, report, rest, access, progress):
+    if not _switch_steps(op, report, tuple(s for s in steps if s != "graceful-shutdown")):
         return report
-    report.checks_failed = [
-        c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
-    ]
-    report.ok = not report.checks_failed
-    return report
+    return _finish(op, report)
 
 
 def undrain(
     fabric: Fabric,
     leaf: str,
+    access: FabricAccess,
+    state: StateFolder,
     dry_run: bool = False,
-    access: Access | None = None,
-    progress: Callable[[str, str], None] | None = None,
+    progress: Progress | None = None,
     hosts_first: bool = False,
-    hosts_access: SshAccess | None = None,
 ) -> DrainReport:
     """Undrain ``leaf``; with ``hosts_first`` the servers' ports to it come back last.
     Refused for a leaf in service; holds the fabric's lock throughout."""
-    access = access or fabric_access(fabric)
-    report = _prepare(fabric, leaf, "undrain", access)
-    with opstate.operation_lock(fabric.intent.name, f"undrain {leaf}"):
-        steps = undrain_steps(leaf, maintenance_book(fabric).get(leaf, opstate.LeafState()))
+    report = _prepare(fabric, leaf, "undrain")
+    op = Operation(fabric, access, state, progress)
+    with state.lock(f"undrain {leaf}"):
+        steps = undrain_steps(leaf, state.leaf_states(fabric).get(leaf, opstate.LeafState()))
         report.impact = [
             f"servers {', '.join(report.servers)} return to both planes once "
             f"{leaf}'s BGP sessions are up (host ports held down until then)"
@@ -377,12 +380,8 @@ def undrain(
             return report
         # "returning": policy back to normal, host ports still down; deploy's post-check
         # waits for the leaf's sessions, only then do the host ports come up.
-        if not _switch_steps(fabric, report, steps, access, progress):
+        if not _switch_steps(op, report, steps):
             return report
-        if hosts_first and not _host_step(fabric, report, "up", hosts_access, progress):
+        if hosts_first and not _host_step(op, report, "up"):
             return report
-        report.checks_failed = [
-            c.to_dict() for c in _plane_checks(fabric, fabric.switch_by_name[leaf].plane, access)
-        ]
-        report.ok = not report.checks_failed
-        return report
+        return _finish(op, report)

@@ -1,9 +1,9 @@
 """GPU servers with Ansible: `dpctl hosts configure|verify` through ansible-runner.
 
 The inventory comes from the fabric facts (`controller.ansible_inventory`); the playbooks
-and the `dpctl_gpu_nic` module live in `playbooks/`. When the fabric's embedded lab runs,
-servers are reached through the lab's guest (ProxyCommand) with the lab's key and
-known_hosts; otherwise with the intent's credentials reference (`ssh_key_file`).
+and the `dpctl_gpu_nic` module live in `playbooks/`. How the servers are reached (a real
+fabric's credentials, or a running lab's guest as jump host) is the caller's
+``ServerAccess`` (`controller.access`), decided before anything runs.
 
 Each run keeps its artifacts (inventory, events, stdout) under
 ``ansible/<timestamp>-<action>/`` in the fabric's state folder (`controller.opstate`).
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -21,18 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from controller import opstate
-from controller.ansible_inventory import SshAccess, build_inventory
+from controller.access import ServerAccess, refuse_virtual
+from controller.ansible_inventory import build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
-from controller.labfabric import bond_name, lab_dir
+from controller.opstate import StateFolder
 from controller.resources import data_dir
+from controller.servers import bond_name
 
 PLAYBOOKS = data_dir("playbooks")
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
 Action = Literal["configure", "verify", "host_ports", "traffic"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
-LAB_CONNECT_TIMEOUT_S = 30
 
 
 class HostsError(DpctlError):
@@ -132,46 +131,9 @@ def select_servers(fabric: Fabric, server: str | None) -> list[str]:
     return [server]
 
 
-def ssh_access(fabric: Fabric, lab_state: Path | None = None) -> SshAccess:
-    """Through the lab when the fabric's lab runs, else the intent's credentials."""
-    from controller.connection import lab_access, require_lab_if_virtual
-
-    lab = lab_access(lab_state or lab_dir(fabric.intent.name))
-    if lab is not None:
-        args = lab.optional_args
-        return SshAccess(
-            user=lab.username,
-            key_file=args.get("key_file"),
-            known_hosts=args.get("known_hosts"),
-            jump_host=args.get("jump_host"),
-            jump_port=args.get("jump_port"),
-            # the lab's servers sit behind an emulated (TCG) guest: under load their SSH
-            # banner took over 10 s right after a deploy (every server "unreachable")
-            connect_timeout=LAB_CONNECT_TIMEOUT_S,
-        )
-    require_lab_if_virtual(fabric)
-    creds = fabric.intent.credentials
-    key = os.path.expanduser(creds.ssh_key_file) if creds.ssh_key_file else None
-    return SshAccess(user=creds.username, key_file=key)
-
-
-def config_root(fabric: Fabric, lab_state: Path | None = None) -> str:
-    """Where a server's persistent network configuration goes: ``/`` on real servers; in the
-    fabric's lab, whose servers are namespaces of one machine sharing its filesystem, a folder
-    of its own per server in the lab's run directory (an Ansible template per host)."""
-    from controller.lab import LabStateError, load_state
-    from controller.lab.scripts import run_dir
-
-    try:
-        state = load_state(lab_state or lab_dir(fabric.intent.name))
-    except LabStateError:
-        return "/"
-    return f"{run_dir(state.prefix)}/servers/{{{{ inventory_hostname }}}}"
-
-
-def _run_dir(fabric: Fabric, action: str) -> Path:
+def _run_dir(state: StateFolder, action: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = opstate.ansible_dir(fabric.intent.name) / f"{stamp}-{action}"
+    path = state.ansible_dir / f"{stamp}-{action}"
     path.mkdir(parents=True, exist_ok=False)
     return path.resolve()
 
@@ -220,20 +182,22 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
 def run_hosts(
     fabric: Fabric,
     action: Action,
+    access: ServerAccess,
+    state: StateFolder,
     server: str | None = None,
     check: bool = False,
-    access: SshAccess | None = None,
     servers: list[str] | None = None,
     extravars: dict[str, Any] | None = None,
 ) -> HostsResult:
     """Run one of the playbooks on the fabric's servers (one of them, or the ``servers``)."""
     names = servers if servers is not None else select_servers(fabric, server)
+    if not access.lab:
+        refuse_virtual(fabric)
     require_ansible()
     import ansible_runner
 
-    access = access or ssh_access(fabric)
     inventory = build_inventory(fabric, access, names)
-    run_dir = _run_dir(fabric, action)
+    run_dir = _run_dir(state, action)
     # compact: json's C encoder (indent would take the pure-Python one: 1 s at 16,384 GPUs)
     (run_dir / "inventory.json").write_text(json.dumps(inventory, sort_keys=True))
     cmdline = "--check" if check else ""
@@ -258,7 +222,7 @@ def run_hosts(
         inventory=inventory,
         cmdline=cmdline or None,
         envvars=envvars,
-        extravars={"dpctl_config_root": config_root(fabric), **(extravars or {})},
+        extravars={"dpctl_config_root": access.config_root, **(extravars or {})},
         quiet=True,
         json_mode=False,
         ident="run",
@@ -306,8 +270,9 @@ def leaf_facing_ports(fabric: Fabric, leaf: str) -> dict[str, list[dict[str, str
 def set_leaf_facing_ports(
     fabric: Fabric,
     leaf: str,
-    state: Literal["down", "up"],
-    access: SshAccess | None = None,
+    port_state: Literal["down", "up"],
+    access: ServerAccess,
+    state: StateFolder,
     check: bool = False,
 ) -> HostsResult:
     """The host-side drain step: every server behind ``leaf`` releases its ports to that
@@ -319,8 +284,9 @@ def set_leaf_facing_ports(
     return run_hosts(
         fabric,
         "host_ports",
+        access,
+        state,
         check=check,
-        access=access,
         servers=sorted(ports),
-        extravars={"dpctl_host_ports": ports, "dpctl_port_state": state},
+        extravars={"dpctl_host_ports": ports, "dpctl_port_state": port_state},
     )

@@ -1,17 +1,18 @@
-"""Operator state of a fabric: one folder per fabric, owned by this module.
+"""Operator state of a fabric: one folder per fabric, owned by :class:`StateFolder`.
 
 Where: ``<root>/<fabric name>/`` with ``<root>`` chosen, first match wins, by
 
-1. ``dpctl --state-dir DIR`` (the CLI binds it per fabric, see :func:`bind`),
+1. ``dpctl --state-dir DIR``,
 2. the environment variable ``DPCTL_STATE_DIR``,
 3. ``.dpctl`` next to the intent file (``<intent dir>/.dpctl``),
 
 so every operator who runs dpctl on the same intent file, from any directory, shares the same
-state. (Library callers that never bind a fabric and set no variable get ``./.dpctl``.)
+state. The command line resolves it once (:meth:`StateFolder.for_intent`) and passes the
+folder down; library functions take it as an argument, never from a global.
 
 What: ``lock`` (one operation that changes switches at a time: deploy, drain, undrain,
-rollback), ``maintenance.json`` (each leaf's drain state, and a drain/undrain step in
-progress), ``backups/<device>/`` (running configs saved before each commit), ``ansible/``
+rollback, maintain), ``maintenance.json`` (each leaf's drain state, and a drain/undrain step
+in progress), ``backups/<device>/`` (running configs saved before each commit), ``ansible/``
 (artifacts of each `dpctl hosts` run).
 
 Maintenance state changes only under the lock: a step is first recorded as pending (its
@@ -31,10 +32,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import IO, Any, get_args
 
 from controller.errors import DpctlError
-from controller.render.device import Maintenance
+from controller.facts import Fabric, Maintenance
 
 STATE_ENV = "DPCTL_STATE_DIR"
 STATE_DIRNAME = ".dpctl"
@@ -55,9 +56,6 @@ class StepPending(DpctlError):
 
 
 # -- where ------------------------------------------------------------------------------------
-_bound: dict[str, tuple[Path | None, Path | None]] = {}
-
-
 def resolve_root(intent_path: Path | None, override: Path | None = None) -> Path:
     """The state root: ``--state-dir``, else ``$DPCTL_STATE_DIR``, else ``<intent dir>/.dpctl``."""
     if override is not None:
@@ -68,34 +66,6 @@ def resolve_root(intent_path: Path | None, override: Path | None = None) -> Path
     if intent_path is not None:
         return intent_path.expanduser().resolve().parent / STATE_DIRNAME
     return Path(STATE_DIRNAME).resolve()
-
-
-def bind(fabric_name: str, intent_path: Path | None, override: Path | None = None) -> Path:
-    """Remember where fabric ``fabric_name`` came from (resolved again at every use, so the
-    environment variable keeps its meaning); returns its state folder."""
-    _bound[fabric_name] = (intent_path, override)
-    return fabric_dir(fabric_name)
-
-
-def fabric_dir(fabric_name: str) -> Path:
-    intent_path, override = _bound.get(fabric_name, (None, None))
-    return resolve_root(intent_path, override) / fabric_name
-
-
-def lock_path(fabric_name: str) -> Path:
-    return fabric_dir(fabric_name) / "lock"
-
-
-def maintenance_path(fabric_name: str) -> Path:
-    return fabric_dir(fabric_name) / "maintenance.json"
-
-
-def backup_dir(fabric_name: str, device: str) -> Path:
-    return fabric_dir(fabric_name) / "backups" / device
-
-
-def ansible_dir(fabric_name: str) -> Path:
-    return fabric_dir(fabric_name) / "ansible"
 
 
 def _mkdir(path: Path) -> Path:
@@ -110,68 +80,148 @@ def _mkdir(path: Path) -> Path:
     return path
 
 
-# -- the lock ---------------------------------------------------------------------------------
 _held: dict[str, int] = {}
+"""Lock files this process holds (the lock is not re-entrant: see StateFolder.lock)."""
 
 
-def holds_lock(fabric_name: str) -> bool:
-    return _held.get(str(lock_path(fabric_name)), 0) > 0
+@dataclass(frozen=True)
+class StateFolder:
+    """The operator state folder of one fabric: ``<root>/<fabric name>/``."""
 
+    fabric: str
+    root: Path
 
-def require_lock(fabric_name: str) -> None:
-    if not holds_lock(fabric_name):  # a programming error, not an operator's
-        raise StateError(fabric_name, "operator state changed without the fabric's lock")
+    @classmethod
+    def for_intent(
+        cls, fabric: str, intent_path: Path | None, override: Path | None = None
+    ) -> StateFolder:
+        """The folder of the fabric whose intent is at ``intent_path`` (see the module)."""
+        return cls(fabric, resolve_root(intent_path, override))
 
+    @property
+    def path(self) -> Path:
+        return self.root / self.fabric
 
-@contextmanager
-def operation_lock(fabric_name: str, operation: str) -> Iterator[None]:
-    """Exclusive, non-blocking, per fabric, across processes (flock), and not re-entrant: a
-    caller that holds it (a drain around its deploy steps) says so to the callee
-    (:func:`require_lock`). Refused at once when held elsewhere, nothing changed."""
-    path = lock_path(fabric_name)
-    key = str(path)
-    if _held.get(key, 0) > 0:
-        raise OperationLocked(
-            str(path),
-            f"another operation on fabric {fabric_name} is running (in this process); "
-            "nothing was changed",
-        )
-    _mkdir(path.parent)
-    handle = path.open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip()
-        handle.close()
+    @property
+    def lock_path(self) -> Path:
+        return self.path / "lock"
+
+    @property
+    def maintenance_path(self) -> Path:
+        return self.path / "maintenance.json"
+
+    def backup_dir(self, device: str) -> Path:
+        return self.path / "backups" / device
+
+    @property
+    def ansible_dir(self) -> Path:
+        return self.path / "ansible"
+
+    # -- the lock -----------------------------------------------------------------------------
+    def holds_lock(self) -> bool:
+        return _held.get(str(self.lock_path), 0) > 0
+
+    def require_lock(self) -> None:
+        if not self.holds_lock():  # a programming error, not an operator's
+            raise StateError(self.fabric, "operator state changed without the fabric's lock")
+
+    @contextmanager
+    def lock(self, operation: str) -> Iterator[None]:
+        """Exclusive, non-blocking, per fabric, across processes (flock), and not re-entrant:
+        a caller that holds it (a drain around its deploy steps) says so to the callee
+        (:meth:`require_lock`). Refused at once when held elsewhere, nothing changed."""
+        path = self.lock_path
+        key = str(path)
+        if _held.get(key, 0) > 0:
+            raise OperationLocked(
+                key,
+                f"another operation on fabric {self.fabric} is running (in this process); "
+                "nothing was changed",
+            )
+        _mkdir(path.parent)
+        handle = path.open("a+")
         try:
-            who = json.loads(holder)
-            desc = f"{who.get('operation')} by pid {who.get('pid')} since {who.get('started')}"
-        except (ValueError, AttributeError):
-            desc = f"pid {holder or 'unknown'}"
-        raise OperationLocked(
-            str(path),
-            f"another operation on fabric {fabric_name} is running ({desc}); nothing was changed",
-        ) from None
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(handle)
+            handle.close()
+            raise OperationLocked(
+                key,
+                f"another operation on fabric {self.fabric} is running ({holder}); "
+                "nothing was changed",
+            ) from None
+        _record_holder(handle, operation)
+        _held[key] = 1
+        try:
+            yield
+        finally:
+            _held.pop(key, None)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+    # -- maintenance state --------------------------------------------------------------------
+    def leaf_states(self, fabric: Fabric) -> dict[str, LeafState]:
+        """Every switch of ``fabric`` with a drain state or an open step (a corrupt file is a
+        StateError naming how to repair it)."""
+        return self.read_maintenance(set(fabric.switch_by_name))
+
+    def read_maintenance(self, devices: set[str]) -> dict[str, LeafState]:
+        """Every switch with a drain state or a step in progress (others are in service)."""
+        return read_maintenance_file(self.maintenance_path, devices)
+
+    def _write(self, book: Mapping[str, LeafState]) -> None:
+        self.require_lock()
+        path = self.maintenance_path
+        _mkdir(path.parent)
+        leaves = {n: s.to_dict() for n, s in sorted(book.items()) if s.state != "none" or s.pending}
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "leaves": leaves}, indent=2) + "\n")
+        os.replace(tmp, path)
+
+    def begin_step(
+        self, devices: set[str], device: str, target: Maintenance
+    ) -> dict[str, Maintenance]:
+        """Record ``target`` as in progress on ``device`` (under the lock); returns the drain
+        states to render with: the committed ones, ``device`` at ``target``."""
+        book = self.read_maintenance(devices)
+        current = book.get(device, LeafState())
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        book[device] = LeafState(current.state, target, stamp)
+        self._write(book)
+        states = committed(book)
+        if target == "none":
+            states.pop(device, None)
+        else:
+            states[device] = target
+        return states
+
+    def end_step(self, devices: set[str], device: str, committed_ok: bool) -> None:
+        """The step on ``device`` committed (its target becomes the state) or was rolled back
+        (the state stays, the pending mark goes)."""
+        book = self.read_maintenance(devices)
+        current = book.get(device, LeafState())
+        target = current.pending if current.pending is not None else current.state
+        book[device] = LeafState(target if committed_ok else current.state)
+        self._write(book)
+
+
+def _holder(handle: IO[str]) -> str:
+    """Who holds the lock, from what it wrote into the lock file."""
+    handle.seek(0)
+    holder = handle.read().strip()
+    try:
+        who = json.loads(holder)
+        return f"{who.get('operation')} by pid {who.get('pid')} since {who.get('started')}"
+    except (ValueError, AttributeError):
+        return f"pid {holder or 'unknown'}"
+
+
+def _record_holder(handle: IO[str], operation: str) -> None:
     handle.seek(0)
     handle.truncate()
-    handle.write(
-        json.dumps(
-            {
-                "operation": operation,
-                "pid": os.getpid(),
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-        )
-    )
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    handle.write(json.dumps({"operation": operation, "pid": os.getpid(), "started": started}))
     handle.flush()
-    _held[key] = 1
-    try:
-        yield
-    finally:
-        _held.pop(key, None)
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
 
 
 # -- maintenance state ------------------------------------------------------------------------
@@ -231,9 +281,8 @@ def parse_maintenance(text: str, path: Path, devices: set[str]) -> dict[str, Lea
     return book
 
 
-def read_maintenance(fabric_name: str, devices: set[str]) -> dict[str, LeafState]:
-    """Every switch with a drain state or a step in progress (others are in service)."""
-    path = maintenance_path(fabric_name)
+def read_maintenance_file(path: Path, devices: set[str]) -> dict[str, LeafState]:
+    """The maintenance file at ``path``, validated (absent: every switch in service)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -254,44 +303,6 @@ def committed(book: Mapping[str, LeafState]) -> dict[str, Maintenance]:
 
 def pending(book: Mapping[str, LeafState]) -> dict[str, LeafState]:
     return {name: s for name, s in book.items() if s.pending is not None}
-
-
-def _write(fabric_name: str, book: Mapping[str, LeafState]) -> None:
-    require_lock(fabric_name)
-    path = maintenance_path(fabric_name)
-    _mkdir(path.parent)
-    leaves = {n: s.to_dict() for n, s in sorted(book.items()) if s.state != "none" or s.pending}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"format": FORMAT, "leaves": leaves}, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
-def begin_step(
-    fabric_name: str, devices: set[str], device: str, target: Maintenance
-) -> dict[str, Maintenance]:
-    """Record ``target`` as in progress on ``device`` (under the lock); returns the drain
-    states to render with: the committed ones, ``device`` at ``target``."""
-    book = read_maintenance(fabric_name, devices)
-    current = book.get(device, LeafState())
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    book[device] = LeafState(current.state, target, stamp)
-    _write(fabric_name, book)
-    states = committed(book)
-    if target == "none":
-        states.pop(device, None)
-    else:
-        states[device] = target
-    return states
-
-
-def end_step(fabric_name: str, devices: set[str], device: str, committed_ok: bool) -> None:
-    """The step on ``device`` committed (its target becomes the state) or was rolled back
-    (the state stays, the pending mark goes)."""
-    book = read_maintenance(fabric_name, devices)
-    current = book.get(device, LeafState())
-    target = current.pending if current.pending is not None else current.state
-    book[device] = LeafState(target if committed_ok else current.state)
-    _write(fabric_name, book)
 
 
 def refuse_pending(book: Mapping[str, LeafState], devices: list[str]) -> None:

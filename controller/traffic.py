@@ -7,20 +7,24 @@ through; the receiver counts, per sub-flow, what arrived: loss, duplicates, reor
 the longest silence. Rows are per rail and plane. In steady state any loss or duplicate
 fails the check, naming the rail and plane.
 
-Where the probes run: in the fabric's embedded lab, from the server namespaces
-(:func:`controller.lab.run_flows`); on a real fabric, on the servers through Ansible
-(`playbooks/traffic.yml`, the same probe agent). The library returns data; the CLI prints.
+Where the probes run is the caller's ``TrafficRunner`` (`controller.access`): on a real
+fabric, on the servers through Ansible (`controller.traffic_ansible`, `playbooks/traffic.yml`);
+in the embedded lab, from the server namespaces (`controller.lab.access`); the same probe
+agent (`controller/agents/probe_agent.py`) either way. The library returns data; the CLI
+prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.errors import DpctlError
 from controller.facts import Fabric
+
+if TYPE_CHECKING:
+    from controller.access import FabricAccess
+    from controller.opstate import StateFolder
 
 PORT_BASE = 47000
 DEFAULT_SECONDS = 3.0
@@ -198,53 +202,21 @@ def validate(
     return int(seconds * rate_pps)
 
 
-def run_lab(
-    fabric: Fabric, state_dir: Path, flows: list[Flow], count: int, rate_pps: float, subflows: int
-) -> list[dict[str, Any]]:
-    """Run the flows from the lab's server namespaces."""
-    from controller.lab import FlowSpec, LabError, LabSession, run_flows
-
-    specs = [FlowSpec(f.src, f.dst, f.src_ip, f.dst_ip, f.port, sniff=f.ports) for f in flows]
-    try:
-        with LabSession.open(state_dir) as session:
-            return run_flows(session, specs, count, rate_pps, subflows)
-    except LabError as exc:
-        raise TrafficError("lab", f"probe flows failed: {exc}") from None
-
-
-Runner = Callable[[Fabric, list[Flow], int, float, int], list[dict[str, Any]]]
-
-
 def check_traffic(
     fabric: Fabric,
+    access: FabricAccess,
+    state: StateFolder,
     seconds: float = DEFAULT_SECONDS,
     rate_pps: float = DEFAULT_RATE,
     subflows: int = DEFAULT_SUBFLOWS,
-    lab_state: Path | None = None,
-    runner: str = "auto",
 ) -> TrafficReport:
-    """Probe every rail in both planes: ``runner`` "lab" (the fabric's lab, from the server
-    namespaces), "ansible" (on the servers through Ansible; also works against the lab), or
-    "auto" (the lab if it runs, else Ansible)."""
-    from controller.connection import lab_access
-    from controller.labfabric import lab_dir
-
+    """Probe every rail in both planes through the access's traffic runner."""
     count = validate(seconds, rate_pps, subflows)
-    if runner not in ("auto", "lab", "ansible"):
-        raise TrafficError("runner", f"must be auto, lab or ansible, not {runner!r}")
     flows = plan_flows(fabric)
-    state_dir = lab_state or lab_dir(fabric.intent.name)
-    if runner == "auto":
-        runner = "lab" if lab_access(state_dir) is not None else "ansible"
-    if runner == "lab":
-        results = run_lab(fabric, state_dir, flows, count, rate_pps, subflows)
-    else:
-        from controller.traffic_ansible import run_ansible
-
-        results = run_ansible(fabric, flows, count, rate_pps, subflows, state_dir)
+    results = access.traffic.run(fabric, state, flows, count, rate_pps, subflows)
     return TrafficReport(
         fabric=fabric.intent.name,
-        runner=runner,
+        runner=access.traffic.name,
         seconds=seconds,
         rate_pps=rate_pps,
         subflows=subflows,

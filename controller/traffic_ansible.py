@@ -10,15 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from controller.access import ServerAccess
+from controller.agents import PROBE_AGENT
 from controller.facts import Fabric
-from controller.hosts import HostsError, run_hosts, ssh_access
-from controller.lab.probe import AGENT
+from controller.hosts import HostsError, run_hosts
+from controller.opstate import StateFolder
 from controller.traffic import Flow, TrafficError
 
 
 def extravars(flows: list[Flow], count: int, rate_pps: float, subflows: int) -> dict[str, Any]:
     return {
-        "dpctl_probe_agent": str(AGENT),
+        "dpctl_probe_agent": str(PROBE_AGENT),
         "dpctl_traffic": {
             "count": count,
             "rate": rate_pps,
@@ -71,29 +73,39 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
     ]
 
 
-def run_ansible(
-    fabric: Fabric,
-    flows: list[Flow],
-    count: int,
-    rate_pps: float,
-    subflows: int,
-    lab_state: Path | None = None,
-) -> list[dict[str, Any]]:
-    """The flows through `playbooks/traffic.yml`; through the lab's jump host if it runs."""
-    servers = sorted({f.src for f in flows} | {f.dst for f in flows})
-    try:
-        result = run_hosts(
-            fabric,
-            "traffic",
-            access=ssh_access(fabric, lab_state),
-            servers=servers,
-            extravars=extravars(flows, count, rate_pps, subflows),
-        )
-    except HostsError as exc:
-        raise TrafficError("ansible", str(exc)) from None
-    bad = [name for name, h in result.hosts.items() if not h.ok]
-    if bad:
-        raise TrafficError("ansible", f"probe playbook failed on {', '.join(bad)}")
-    events_dir = Path(result.artifacts) / "artifacts" / "run" / "job_events"
-    events = [json.loads(p.read_text()) for p in sorted(events_dir.glob("*.json"))]
-    return results_from_events(events, flows)
+class AnsibleTraffic:
+    """The probe flows through `playbooks/traffic.yml` on the servers (the traffic runner of
+    a real fabric; it works against the lab's servers too, through its jump host)."""
+
+    name = "ansible"
+
+    def __init__(self, access: ServerAccess) -> None:
+        self.access = access
+
+    def run(
+        self,
+        fabric: Fabric,
+        state: StateFolder,
+        flows: list[Flow],
+        count: int,
+        rate_pps: float,
+        subflows: int,
+    ) -> list[dict[str, Any]]:
+        servers = sorted({f.src for f in flows} | {f.dst for f in flows})
+        try:
+            result = run_hosts(
+                fabric,
+                "traffic",
+                self.access,
+                state,
+                servers=servers,
+                extravars=extravars(flows, count, rate_pps, subflows),
+            )
+        except HostsError as exc:
+            raise TrafficError("ansible", str(exc)) from None
+        bad = [name for name, h in result.hosts.items() if not h.ok]
+        if bad:
+            raise TrafficError("ansible", f"probe playbook failed on {', '.join(bad)}")
+        events_dir = Path(result.artifacts) / "artifacts" / "run" / "job_events"
+        events = [json.loads(p.read_text()) for p in sorted(events_dir.glob("*.json"))]
+        return results_from_events(events, flows)

@@ -7,22 +7,23 @@ BGP neighbours, the rail pairs for host routes and Ethernet segments).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from nornir.core.processor import Processor
 from nornir.core.task import Result, Task
 
 from controller import platforms
-from controller.connection import Access, build_nornir, fabric_access
-from controller.deploy import maintenance_book
+from controller.access import FabricAccess
+from controller.connection import build_nornir
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.types import QosState
 from controller.facts import Fabric
-from controller.opstate import LeafState, committed
+from controller.opstate import LeafState, StateFolder, committed
 from controller.platforms.connection_plugin import CONNECTION_NAME
-from controller.render.device import DeviceConfig, build_device
-from controller.render.engine import select_devices
+from controller.render.device import DeviceConfig
+from controller.render.engine import select_devices, structured_configs
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,20 @@ def read_state(driver: Any, role: str, evpn: bool) -> dict[str, Any]:
 def collect(task: Task, evpn: bool) -> Result:
     """Read everything verify needs from one switch (one connection, all getters)."""
     try:
-        c = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
-        state = read_state(c, str(task.host.data.get("role", "")), evpn)
+        driver = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
+        state = read_state(driver, str(task.host.data.get("role", "")), evpn)
     except Exception as exc:  # an unreachable switch is a failed check, not a crash
         return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
     return Result(host=task.host, result=state)
 
 
-def check_bgp(fabric: Fabric, name: str, state: dict[str, Any], plane: int | None = None) -> Check:
+def check_bgp(
+    fabric: Fabric, device: DeviceConfig, state: dict[str, Any], plane: int | None = None
+) -> Check:
     """Established with exactly the cabled peers. Verifying one plane leaves out the pair
     session to the other plane's leaf (EVPN-MH / protection): it needs both planes."""
-    neighbors = build_device(fabric, name).bgp.neighbors
+    name = device.hostname
+    neighbors = device.bgp.neighbors
     skip = {
         n.interface
         for n in neighbors
@@ -252,10 +256,10 @@ def expected_ecn_queues(device: DeviceConfig) -> list[int]:
     return platforms.get(device.platform).expected_ecn_queues(device)
 
 
-def check_roce_lb(fabric: Fabric, name: str, state: dict[str, Any]) -> list[Check]:
+def check_roce_lb(fabric: Fabric, device: DeviceConfig, state: dict[str, Any]) -> list[Check]:
     """PFC on the lossless classes (where the datapath has PFC), ECN marking on their queues,
     on every port of the switch; the L4 ECMP hash where the driver reads the hash."""
-    device = build_device(fabric, name)
+    name = device.hostname
     qos: QosState = state["qos"]
     checks = []
     if device.roce is not None and device.roce.enabled:
@@ -316,53 +320,59 @@ def check_maintenance(
     return Check(name, f"maintenance ({label})", found == want, want, found)
 
 
+def device_checks(
+    fabric: Fabric,
+    device: DeviceConfig,
+    state: dict[str, Any],
+    plane: int | None,
+    book: Mapping[str, LeafState],
+) -> list[Check]:
+    """Every check of one reachable switch, from what it answered (pure)."""
+    name = device.hostname
+    drained = committed(book)
+    checks = [
+        check_bgp(fabric, device, state, plane),
+        check_lldp(fabric, name, state, drained),
+        check_loopbacks(fabric, name, state),
+        check_maintenance(fabric, name, state, drained, book.get(name)),
+    ]
+    if device.role == "leaf":
+        checks.append(check_host_ports(fabric, name, state, drained))
+    else:
+        checks.append(check_host_routes(fabric, name, state, drained))
+    return checks + check_roce_lb(fabric, device, state)
+
+
+def unreachable(name: str, result: Result) -> Check:
+    return Check(name, "reachable", False, "SSH + getters", str(result.exception or result.result))
+
+
 def verify(
     fabric: Fabric,
+    access: FabricAccess,
+    state: StateFolder,
     plane: int | None = None,
-    access: Access | None = None,
-    progress: Callable[[str, str], None] | None = None,
+    processors: Sequence[Processor] = (),
 ) -> list[Check]:
+    """The live fabric (or one plane) against the intent; progress to Nornir processors."""
     names = select_devices(fabric, plane, None)
-    access = access or fabric_access(fabric)
     evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
-    book = maintenance_book(fabric)  # a corrupt record stops verify before any switch
-    nr = build_nornir(fabric, names, access)
+    book = state.leaf_states(fabric)  # a corrupt record stops verify before any switch
+    devices = structured_configs(fabric, names)
+    nr = build_nornir(fabric, names, access.switches).with_processors(list(processors))
     try:
         results = nr.run(task=collect, evpn=evpn)
     finally:
         nr.close_connections(on_good=True, on_failed=True)
-    drained = committed(book)
     checks: list[Check] = []
     states: dict[str, dict[str, Any]] = {}
     for name in names:
         result = results[name][0]
         if result.failed:
-            checks.append(
-                Check(
-                    name,
-                    "reachable",
-                    False,
-                    "SSH + getters",
-                    str(result.exception or result.result),
-                )
-            )
+            checks.append(unreachable(name, result))
             continue
-        state = result.result
-        states[name] = state
-        role = fabric.switch_by_name[name].role
-        checks += [
-            check_bgp(fabric, name, state, plane),
-            check_lldp(fabric, name, state, drained),
-            check_loopbacks(fabric, name, state),
-            check_maintenance(fabric, name, state, drained, book.get(name)),
-        ]
-        if role == "leaf":
-            checks.append(check_host_ports(fabric, name, state, drained))
-        if role == "spine":
-            checks.append(check_host_routes(fabric, name, state, drained))
-        checks += check_roce_lb(fabric, name, state)
-        if progress:
-            progress(name, "checked")
+        states[name] = result.result
+        checks += device_checks(fabric, devices[name], result.result, plane, book)
     if evpn:
-        checks += check_segments(fabric, states, drained)
+        checks += check_segments(fabric, states, committed(book))
     return checks

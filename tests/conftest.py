@@ -8,24 +8,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from controller import opstate
+from controller.access import FabricAccess, ServerAccess, SwitchAccess
 from controller.cli import app
+from controller.traffic_ansible import AnsibleTraffic
 
 ROOT = Path(__file__).resolve().parent.parent
 INVENTORY = ROOT / "inventory"
-
-
-@pytest.fixture(autouse=True)
-def _forget_state_bindings() -> Any:
-    """opstate (per fabric) and the CLI (--state-dir) remember the state folder of the last
-    call in this process; a test must not inherit another test's state folder."""
-    from controller import cli
-
-    opstate._bound.clear()
-    cli._STATE_DIR[0] = None
-    yield
-    opstate._bound.clear()
-    cli._STATE_DIR[0] = None
 
 
 def run_cli(*args: str) -> Result:
@@ -52,3 +40,13 @@ def write_intent(tmp_path: Path):  # type: ignore[no-untyped-def]
         return path
 
     return _write
+
+
+def switch_access(
+    username: str, password: str | None, optional_args: dict[str, Any]
+) -> FabricAccess:
+    """A fabric access for tests that drive switches only (servers by plain SSH, unused)."""
+    servers = ServerAccess(user=username)
+    return FabricAccess(
+        SwitchAccess(username, password, optional_args), servers, AnsibleTraffic(servers), "test"
+    )

@@ -6,16 +6,15 @@ import json
 import shlex
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from controller.agents import PROBE_AGENT as AGENT
 from controller.lab.errors import LabCommandError, LabError, LabTimeoutError
 from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
 # The agents run at ordinary priority: real-time (chrt --fifo 40) was tried on 2026-12-01 and
 # taken back (README, "False BFD downs in the lab"): one run each, no benefit shown.
-AGENT = Path(__file__).with_name("probe_agent.py")
 RECEIVER_SLACK_S = 60.0  # a receiver's last-resort deadline past the flow's own length
 PROBE_MAX_S = 1800.0
 """Longest flow run_probe sends: a drain + undrain under probe load took 13 min in the TCG

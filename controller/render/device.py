@@ -12,16 +12,12 @@ from ipaddress import IPv4Network
 from typing import Literal
 
 from controller.catalog import LogicalPort, Role, get_model
-from controller.facts import Fabric, Switch
+from controller.facts import Fabric, Maintenance, Switch
 from controller.render.roce import RoceSettings, roce_settings
 
 ARP_HOST_TABLE = 100
 """Kernel table the ARP-to-host-route watcher fills and zebra imports (lab-facts: FRR has no
 'redistribute neighbor'; ip import-table + redistribute table worked)."""
-
-Maintenance = Literal["none", "graceful-shutdown", "isolated", "returning"]
-"""A leaf's drain state: graceful-shutdown (policy only), isolated (host routes withdrawn,
-host ports down), returning (policy back to normal, host ports still down until BGP is up)."""
 PEER_GROUP = {"uplink": "SPINES", "fabric": "LEAVES", "aux": "PAIR"}
 
 

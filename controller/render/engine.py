@@ -17,9 +17,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
 from controller import platforms
 from controller.errors import RenderError
-from controller.facts import Fabric
+from controller.facts import Fabric, Maintenance
 from controller.platforms import Platform
-from controller.render.device import DeviceConfig, Maintenance, build_device
+from controller.render.device import DeviceConfig, build_device
 from controller.render.features import check_load_balancing
 from controller.resources import templates_dir
 
@@ -27,9 +27,11 @@ __all__ = [
     "RenderError",
     "RenderedFabric",
     "as_files",
+    "render_configs",
     "render_device",
     "render_fabric",
     "select_devices",
+    "structured_configs",
 ]
 
 
@@ -102,6 +104,33 @@ class RenderedFabric:
     """device -> check name -> counts (e.g. AsterNOS lines documented / unverified)."""
 
 
+def structured_configs(
+    fabric: Fabric, names: list[str], maintenance: Mapping[str, Maintenance] | None = None
+) -> dict[str, DeviceConfig]:
+    """Each named switch's structured configuration, built once (with its drain state)."""
+    maintenance = maintenance or {}
+    return {name: build_device(fabric, name, maintenance.get(name, "none")) for name in names}
+
+
+def render_configs(
+    fabric: Fabric, devices: Mapping[str, DeviceConfig], validate: bool = True
+) -> RenderedFabric:
+    """The devices' files, each passed through the platform's checks; raises before any
+    output. ``validate=False`` skips the optional checks (SONiC's YANG models)."""
+    check_fabric_features(fabric)
+    platform = platforms.get(fabric.intent.platform)
+    checks = [c for c in platform.checks if validate or not c.optional]
+    result = RenderedFabric(files={})
+    for name, device in devices.items():
+        files = render_device(device)
+        for check in checks:
+            counts = check(name, files)
+            if counts is not None:
+                result.reports.setdefault(name, {})[check.name] = counts
+        result.files[name] = files
+    return result
+
+
 def render_checked(
     fabric: Fabric,
     plane: int | None = None,
@@ -109,21 +138,10 @@ def render_checked(
     maintenance: Mapping[str, Maintenance] | None = None,
     validate: bool = True,
 ) -> RenderedFabric:
-    """Render the selected switches and run the platform's checks on each; raises before any
-    output. ``validate=False`` skips the optional checks (SONiC's YANG models)."""
-    check_fabric_features(fabric)
-    platform = platforms.get(fabric.intent.platform)
-    checks = [c for c in platform.checks if validate or not c.optional]
-    maintenance = maintenance or {}
-    result = RenderedFabric(files={})
-    for name in select_devices(fabric, plane, device):
-        files = render_device(build_device(fabric, name, maintenance.get(name, "none")))
-        for check in checks:
-            counts = check(name, files)
-            if counts is not None:
-                result.reports.setdefault(name, {})[check.name] = counts
-        result.files[name] = files
-    return result
+    """Render the selected switches (a plane, one device, or all) and check them."""
+    names = select_devices(fabric, plane, device)
+    check_fabric_features(fabric)  # refuse before building anything
+    return render_configs(fabric, structured_configs(fabric, names, maintenance), validate)
 
 
 def render_fabric(

@@ -49,6 +49,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from controller.labfabric import lab_dir  # noqa: E402
+
 from controller.connection import Access  # noqa: E402
 from controller.drain import DrainReport, drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
@@ -61,7 +63,6 @@ from controller.lab import (  # noqa: E402
     stop_probe,
     wait_probes_flowing,
 )
-from controller.labfabric import lab_dir  # noqa: E402
 from tests.bench.labbench import (  # noqa: E402
     deployed_lab,
     exit_on_sigterm,

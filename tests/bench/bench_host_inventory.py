@@ -18,12 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.ansible_inventory import SshAccess, build_inventory  # noqa: E402
+from controller.access import ServerAccess  # noqa: E402
+from controller.ansible_inventory import build_inventory  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 
 INTENT = ROOT / "inventory/examples/cx864e-16384-dual-arp.yaml"
-ACCESS = SshAccess(user="root", key_file="/k/id_ed25519", known_hosts="/k/known_hosts")
+ACCESS = ServerAccess(user="root", key_file="/k/id_ed25519", known_hosts="/k/known_hosts")
 
 
 def main() -> None:

@@ -22,18 +22,24 @@ from typing import Any
 import pytest
 import yaml
 
-from controller.connection import Access
-from controller.deploy import NoBackup, _backup, latest_backup, rollback_device
+from controller.backups import NoBackup, latest_backup, save_backup
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
+from controller.opstate import StateFolder
 from controller.platforms.asternos.driver import AsterNOSDriver
 from controller.platforms.sonic.driver import SonicDriver
-from tests.conftest import INVENTORY
+from controller.rollback import rollback_device
+from tests.conftest import INVENTORY, switch_access
 from tests.drivers.candidates import ASTERNOS_CLI, SONIC_BUNDLE
 from tests.drivers.conftest import MOCKED
 
 DEVICE = "p1-g1-leaf1"
+
+
+def folder(fabric: Fabric) -> StateFolder:
+    """The fabric's state folder under DPCTL_STATE_DIR (the ``state_dir`` fixture)."""
+    return StateFolder.for_intent(fabric.intent.name, None)
 
 
 def fabric_for(platform: str) -> Fabric:
@@ -223,7 +229,7 @@ def deploy_and_close(driver: Any, fabric: Fabric, candidate: str) -> str:
     ends. Returns the backup text."""
     driver.open()
     backup = driver.get_config()["running"]
-    _backup(fabric.intent.name, DEVICE, backup)
+    save_backup(folder(fabric), DEVICE, backup)
     driver.load_replace_candidate(config=candidate)
     driver.commit_config()
     driver.close()
@@ -247,7 +253,7 @@ def test_sonic_rollback_from_a_new_connection_restores_the_backup(state_dir: Pat
     assert box.db != sonic_state(backup)["config_db"]  # the commit changed the device
     assert "bgp graceful-shutdown" in box.frr["bgpd"]
 
-    outcome = rollback_device(fabric, DEVICE, access=Access("admin", "x", args))
+    outcome = rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE)
     assert outcome.ok and outcome.rolled_back, outcome
     assert box.sessions == 2  # the rollback's own connection
 
@@ -258,9 +264,9 @@ def test_sonic_rollback_from_a_new_connection_restores_the_backup(state_dir: Pat
     assert sonic_state(after["startup"])["config_db"] == sonic_state(backup)["config_db"]
     assert "bgp graceful-shutdown" not in box.saved_frr["bgpd"]  # saved, not only running
     # the restored backup is used up: the next rollback has none left (one commit only)
-    assert latest_backup(fabric.intent.name, DEVICE) is None
+    assert latest_backup(folder(fabric), DEVICE) is None
     with pytest.raises(NoBackup, match="nothing was changed"):
-        rollback_device(fabric, DEVICE, access=Access("admin", "x", args))
+        rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE)
 
 
 def test_asternos_rollback_from_a_new_connection_restores_the_backup(state_dir: Path) -> None:
@@ -274,7 +280,7 @@ def test_asternos_rollback_from_a_new_connection_restores_the_backup(state_dir: 
     assert set(box.paths) != set(before)  # the commit changed the device
     assert ("vlan 1002",) not in box.paths
 
-    outcome = rollback_device(fabric, DEVICE, access=Access("admin", "x", args))
+    outcome = rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE)
     assert outcome.ok and outcome.rolled_back, outcome
     assert box.sessions == 2
 
@@ -295,9 +301,9 @@ def test_rollback_goes_back_one_commit_at_a_time(state_dir: Path) -> None:
     second = deploy_and_close(
         AsterNOSDriver(DEVICE, "admin", "x", optional_args=args), fabric, second_candidate
     )
-    assert rollback_device(fabric, DEVICE, access=Access("admin", "x", args)).ok
+    assert rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE).ok
     assert set(box.paths) == set(parse_tree(second))
-    assert rollback_device(fabric, DEVICE, access=Access("admin", "x", args)).ok
+    assert rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE).ok
     assert set(box.paths) == set(parse_tree(first))
 
 
@@ -306,7 +312,7 @@ def test_rollback_without_a_backup_is_refused_and_changes_nothing(state_dir: Pat
     box = SonicBox()
     args = {"connection_factory": lambda **_: SonicSession(box)}
     with pytest.raises(NoBackup, match=f"no backup saved under .*{DEVICE}"):
-        rollback_device(fabric, DEVICE, access=Access("admin", "x", args))
+        rollback_device(fabric, switch_access("admin", "x", args), folder(fabric), DEVICE)
     assert box.sessions == 0
 
 

@@ -21,12 +21,14 @@ from typing import Any
 
 import pytest
 
-from controller.connection import Access, lab_access
+from controller.access import FabricAccess
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import load_intent
 from controller.lab import LabSession, down, kernel
-from controller.labfabric import bring_up, lab_dir
+from controller.lab.access import lab_access
+from controller.lab.fabric import bring_up, lab_dir
+from controller.opstate import StateFolder
 from tests.conftest import INVENTORY
 
 PREFIX = "dpi-"  # namespaces, bridges and the guest process of these modules
@@ -38,7 +40,9 @@ class Lab:
     intent: Path
     fabric: Fabric
     state_dir: Path
-    access: Access
+    access: FabricAccess
+    state: StateFolder
+    """The fabric's operator state folder (under DPCTL_STATE_DIR)."""
     up: dict[str, Any]
     """What `bring_up` reported: the lab's kernel, each server's set-up."""
 
@@ -82,7 +86,8 @@ def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         up = bring_up(fabric, state_dir, prefix=PREFIX)
         access = lab_access(state_dir)
         assert access is not None
-        yield Lab(mode, intent, fabric, state_dir, access, up)
+        state = StateFolder.for_intent(fabric.intent.name, intent)
+        yield Lab(mode, intent, fabric, state_dir, access, state, up)
     finally:
         down(state_dir, prefix=PREFIX)
         for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):

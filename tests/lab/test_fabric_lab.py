@@ -25,10 +25,11 @@ from typing import Any
 
 import pytest
 
-from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
+from controller.deploy import DeviceOutcome, deploy
 from controller.drain import DrainRefused, drain, undrain
 from controller.lab import LabSession, run_probe, stop_probe
-from controller.labfabric import gpu_nic_module
+from controller.lab.fabric import gpu_nic_module
+from controller.opstate import committed
 from controller.platforms.frr.agent import AGENT
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
@@ -112,7 +113,7 @@ def _verify_converged(lab: Lab, timeout: float = 120.0, plane: int | None = None
     both), so with the pair not yet deployed the other leaf waits for the next refresh."""
     deadline = time.monotonic() + timeout
     while True:
-        checks = verify(lab.fabric, plane=plane, access=lab.access)
+        checks = verify(lab.fabric, lab.access, lab.state, plane=plane)
         if all(c.ok for c in checks) or time.monotonic() >= deadline:
             return checks
         time.sleep(5)
@@ -161,7 +162,7 @@ def test_lab_logs_keep_what_each_switchs_frr_logged(lab: Lab) -> None:
 
 
 def _traffic(lab: Lab) -> Any:
-    return check_traffic(lab.fabric, seconds=2.0, lab_state=lab.state_dir)
+    return check_traffic(lab.fabric, lab.access, lab.state, seconds=2.0)
 
 
 def test_verify_traffic_steady_state_every_rail_and_plane_once(lab: Lab) -> None:
@@ -581,7 +582,7 @@ def test_evpn_mh_agent_heals_a_segment_whose_evi_bgpd_lost(lab: Lab) -> None:
 
 def _loopbacks_check(lab: Lab, leaf: str) -> Check:
     plane = lab.fabric.switch_by_name[leaf].plane
-    checks = verify(lab.fabric, plane=plane, access=lab.access)
+    checks = verify(lab.fabric, lab.access, lab.state, plane=plane)
     return next(c for c in checks if c.device == leaf and c.check == "plane-loopbacks")
 
 
@@ -635,7 +636,7 @@ def test_new_bgp_instance_selects_routes_while_a_peer_withholds_end_of_rib(lab: 
 
 
 def test_second_deploy_changes_nothing(lab: Lab) -> None:
-    outcomes = deploy(lab.fabric, access=lab.access)
+    outcomes = deploy(lab.fabric, lab.access, lab.state)
     assert {n: (o.ok, o.changed) for n, o in outcomes.items()} == {
         s.name: (True, False) for s in lab.fabric.switches
     }
@@ -670,9 +671,11 @@ def test_drift_shown_by_dry_run_and_repaired(lab: Lab) -> None:
         "no neighbor" in running_configs(lab, [victim])[victim]
         or "swp2 interface" not in running_configs(lab, [victim])[victim]
     )
-    repaired = deploy(lab.fabric, device=victim, access=lab.access)[victim]
+    repaired = deploy(lab.fabric, lab.access, lab.state, device=victim)[victim]
     assert repaired.ok and repaired.changed, repaired
-    assert not deploy(lab.fabric, device=victim, dry_run=True, access=lab.access)[victim].changed
+    assert not deploy(lab.fabric, lab.access, lab.state, device=victim, dry_run=True)[
+        victim
+    ].changed
 
 
 def test_rollback_command_restores_previous_config(lab: Lab) -> None:
@@ -681,7 +684,7 @@ def test_rollback_command_restores_previous_config(lab: Lab) -> None:
     result = run_cli("rollback", "-f", str(lab.intent), "--device", victim, "--json")
     assert result.exit_code == 0, result.stdout
     assert "neighbor swp2 interface" not in running_configs(lab, [victim])[victim]
-    assert deploy(lab.fabric, device=victim, access=lab.access)[victim].ok
+    assert deploy(lab.fabric, lab.access, lab.state, device=victim)[victim].ok
 
 
 @pytest.mark.parametrize(
@@ -706,9 +709,9 @@ def test_rejected_config_leaves_device_on_previous_config(
     before = running_configs(lab, [victim])[victim]
     files = render_fabric(lab.fabric, device=victim)
     files[victim]["frr.conf"] += f"router bgp {asn}\n{bad_lines}exit\n"
-    outcome: DeviceOutcome = deploy(lab.fabric, device=victim, access=lab.access, rendered=files)[
-        victim
-    ]
+    outcome: DeviceOutcome = deploy(
+        lab.fabric, lab.access, lab.state, device=victim, rendered=files
+    )[victim]
     assert not outcome.ok and outcome.error, outcome
     assert outcome.rolled_back == committed, outcome
     assert running_configs(lab, [victim])[victim] == before  # proven by reading it back
@@ -737,12 +740,12 @@ def test_drain_refused_when_partner_drained_or_server_single_homed(lab: Lab) -> 
     if lab.mode != "dual-arp":
         pytest.skip("the drain's pre-checks are mode-independent: run on the dual-ARP lab")
     leaf, partner = "p1-g1-leaf1", "p2-g1-leaf1"
-    path = maintenance_file(lab.fabric)
+    path = lab.state.maintenance_path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({partner: "isolated"}))
     try:
         with pytest.raises(DrainRefused, match=f"partner {partner} is already drained"):
-            drain(lab.fabric, leaf, access=lab.access)
+            drain(lab.fabric, leaf, lab.access, lab.state)
     finally:
         path.unlink()
     port = next(lk.z_port for lk in lab.fabric.links_by_device[partner] if lk.a_device == "srv0002")
@@ -755,7 +758,7 @@ def test_drain_refused_when_partner_drained_or_server_single_homed(lab: Lab) -> 
     assert result.exit_code == 2
     reason = json.loads(result.stdout)["error"]["reason"]
     assert "server srv0002 is single-homed" in reason and "--force" in reason
-    assert load_maintenance(lab.fabric) == {}  # nothing was changed
+    assert committed(lab.state.leaf_states(lab.fabric)) == {}  # nothing was changed
 
 
 def _port(lab: Lab, server: str, port: str) -> tuple[bool, str | None]:
@@ -794,9 +797,9 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
     time.sleep(5)
     began = time.monotonic()
     try:
-        drained = drain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
+        drained = drain(lab.fabric, leaf, lab.access, lab.state, hosts_first=hosts_first)
         assert drained.ok, drained.to_dict()
-        assert load_maintenance(lab.fabric) == {leaf: "isolated"}
+        assert committed(lab.state.leaf_states(lab.fabric)) == {leaf: "isolated"}
         if hosts_first:
             states = [step["state"] for step in drained.steps]
             assert states == ["graceful-shutdown", f"server ports to {leaf} down", "isolated"]
@@ -810,9 +813,9 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         # touched (a whole-fabric verify here cost about 40 s per mode in the guest)
         status = json.loads(run_cli("lab", "status", "-f", str(lab.intent), "--json").stdout)
         assert status["nodes"][leaf]["maintenance"] == "isolated"
-        back = undrain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
+        back = undrain(lab.fabric, leaf, lab.access, lab.state, hosts_first=hosts_first)
         assert back.ok, back.to_dict()
-        assert load_maintenance(lab.fabric) == {}
+        assert committed(lab.state.leaf_states(lab.fabric)) == {}
         if hosts_first:
             assert back.steps[-1]["state"] == f"server ports to {leaf} up"
         assert {srv: _port(lab, srv, p) for srv, p in server_ports.items()} == {
@@ -833,8 +836,8 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
         for t in threads:
             t.join(timeout=PROBE_S + 60)
         # a failure left the leaf drained: undo it for the tests after this one
-        if leaf in load_maintenance(lab.fabric):
-            undrain(lab.fabric, leaf, access=lab.access, hosts_first=hosts_first)
+        if leaf in committed(lab.state.leaf_states(lab.fabric)):
+            undrain(lab.fabric, leaf, lab.access, lab.state, hosts_first=hosts_first)
     print(f"\n{lab.mode} drain+undrain of {leaf}: {results}")
     assert results["rail2"]["lost"] == 0, results  # flows not terminating behind the leaf
     assert results["rail1"]["received"] > 0, results  # measured and reported above

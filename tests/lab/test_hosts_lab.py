@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from controller.deploy import deploy
-from controller.hosts import HostsResult, config_root, run_hosts
+from controller.hosts import HostsResult, run_hosts
 from controller.lab import down, run_probe
 from controller.verify import verify
 from tests.conftest import run_cli
@@ -62,7 +62,7 @@ def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
     before = server_state(lab)
     assert all("gpu1" not in state for state in before.values())  # truly bare
     start = time.monotonic()
-    outcomes = deploy(lab.fabric, access=lab.access)
+    outcomes = deploy(lab.fabric, lab.access, lab.state)
     TIMES[f"{lab.mode} deploy"] = time.monotonic() - start
     assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
 
@@ -82,8 +82,8 @@ def test_bare_servers_configured_and_fabric_verifies(lab: Lab) -> None:
     # the leaves learn every NIC by its ARP keep-alive and advertise its /32: poll both verifies
     deadline = time.monotonic() + 90
     while True:
-        hv = run_hosts(lab.fabric, "verify")
-        failed = [c.to_dict() for c in verify(lab.fabric, access=lab.access) if not c.ok]
+        hv = run_hosts(lab.fabric, "verify", lab.access.servers, lab.state)
+        failed = [c.to_dict() for c in verify(lab.fabric, lab.access, lab.state) if not c.ok]
         if (hv.ok and not failed) or time.monotonic() > deadline:
             break
         time.sleep(5)
@@ -118,7 +118,10 @@ def test_traffic_between_servers_on_every_rail(lab: Lab) -> None:
 @requires_ansible
 def test_second_configure_changes_nothing(lab: Lab) -> None:
     before = server_state(lab)
-    result = _timed(f"{lab.mode} hosts configure (converged)", run_hosts(lab.fabric, "configure"))
+    result = _timed(
+        f"{lab.mode} hosts configure (converged)",
+        run_hosts(lab.fabric, "configure", lab.access.servers, lab.state),
+    )
     assert result.ok and result.changed == 0, result.to_dict()
     assert server_state(lab) == before
 
@@ -138,7 +141,8 @@ def test_check_mode_changes_nothing(lab: Lab) -> None:
         s.check(victim.name, f"ip route flush table {table}")
     drifted = server_state(lab)
     result = _timed(
-        f"{lab.mode} hosts configure --check", run_hosts(lab.fabric, "configure", check=True)
+        f"{lab.mode} hosts configure --check",
+        run_hosts(lab.fabric, "configure", lab.access.servers, lab.state, check=True),
     )
     assert result.ok and result.changed == 1, result.to_dict()
     commands: dict[str, Any] = result.hosts[victim.name].commands
@@ -152,7 +156,9 @@ def test_check_mode_changes_nothing(lab: Lab) -> None:
     cli = run_cli("hosts", "configure", "-f", str(lab.intent), "--server", victim.name, "--json")
     body = json.loads(cli.stdout)
     assert cli.exit_code == 0 and body["changed"] == 1 and list(body["hosts"]) == [victim.name]
-    assert run_hosts(lab.fabric, "configure", check=True).changed == 0
+    assert (
+        run_hosts(lab.fabric, "configure", lab.access.servers, lab.state, check=True).changed == 0
+    )
 
 
 @requires_ansible
@@ -172,12 +178,12 @@ def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     assert body["ok"] is False and body["unreachable"] == [victim.name]
     assert body["failed"] == []
     assert body["hosts"][other.name]["ok"] and body["hosts"][other.name]["changed"] == 1
-    assert run_hosts(lab.fabric, "configure").changed == 0
+    assert run_hosts(lab.fabric, "configure", lab.access.servers, lab.state).changed == 0
 
 
 def _config_root(lab: Lab, server: str) -> str:
     """Where configure puts a lab server's persistent configuration (its own '/')."""
-    return config_root(lab.fabric, lab.state_dir).replace("{{ inventory_hostname }}", server)
+    return lab.access.servers.config_root.replace("{{ inventory_hostname }}", server)
 
 
 def _coupled_control(lab: Lab, value: int | None = None, server: str = "") -> dict[str, Any]:
@@ -262,13 +268,15 @@ def test_server_comes_back_from_persistent_configuration_alone(lab: Lab) -> None
     TIMES[f"{lab.mode} back in service after boot applier"] = time.monotonic() - start
     cli = run_cli("hosts", "verify", "-f", str(lab.intent), "--json")
     assert cli.exit_code == 0 and json.loads(cli.stdout)["ok"], cli.stdout
-    assert run_hosts(lab.fabric, "configure", check=True).changed == 0
+    assert (
+        run_hosts(lab.fabric, "configure", lab.access.servers, lab.state, check=True).changed == 0
+    )
 
 
 def _wait_verified(lab: Lab, server: str) -> None:
     deadline = time.monotonic() + 90  # the leaves relearn the NICs (keep-alive, LACP)
     while True:
-        hv = run_hosts(lab.fabric, "verify", server=server)
+        hv = run_hosts(lab.fabric, "verify", lab.access.servers, lab.state, server=server)
         if hv.ok or time.monotonic() > deadline:
             break
         time.sleep(5)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from controller.agents import probe_agent
 from controller.lab import (
     LabCable,
     LabError,
@@ -26,7 +27,6 @@ from controller.lab import (
     LabTopologyError,
     down,
     kernel,
-    probe_agent,
     scripts,
     syslog_sink,
 )

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from controller import platforms
-from controller.connection import Access, build_nornir
+from controller.access import SwitchAccess
+from controller.connection import build_nornir
 from controller.errors import IntentError
 from controller.generator import build_fabric
 from controller.intent import intent_from_data, intent_schema
@@ -84,7 +85,7 @@ def test_nornir_opens_the_toy_driver_through_the_dpctl_plugin(
     toy: platforms.Platform, tmp_path: Path
 ) -> None:
     fabric = build_fabric(intent_from_data(_toy_intent()))
-    access = Access("root", None, {"root": str(tmp_path)}, via_lab=True)
+    access = SwitchAccess("root", None, {"root": str(tmp_path)}, lab=True)
     nr = build_nornir(fabric, ["p1-spine1"], access)
 
     def push(task: Any) -> str:

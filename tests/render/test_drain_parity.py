@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from controller.drivers.common import maintenance_state
+from controller.facts import Maintenance
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
-from controller.render.device import Maintenance
 from controller.render.engine import render_fabric
 from controller.verify import POLICY_OF, PORTS_DOWN
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from controller.cli_output import lab_down_text, live_enabled, step_name
+from controller.cli.output import lab_down_text, live_enabled, step_name
 from controller.deploy import DeviceOutcome
 from controller.drain import DrainRefused, DrainReport
 from controller.verify import Check
@@ -42,7 +42,8 @@ def test_version_and_exit_codes_in_help() -> None:
 
 def test_lab_down_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "controller.lab.down", lambda *a, **k: {"guest_stopped": [4553], "namespaces_removed": []}
+        "controller.cli.lab.down",
+        lambda *a, **k: {"guest_stopped": [4553], "namespaces_removed": []},
     )
     result = run_cli("lab", "down", "-f", LAB)
     assert result.exit_code == 0
@@ -68,7 +69,7 @@ def checks(failing: bool) -> list[Check]:
 
 
 def test_healthy_verify_prints_a_summary_per_check_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("controller.verify.verify", lambda *a, **k: checks(False))
+    monkeypatch.setattr("controller.cli.verify.run_verify", lambda *a, **k: checks(False))
     result = run_cli("verify", "-f", LAB)
     assert result.exit_code == 0
     assert_human(result.output)
@@ -80,7 +81,7 @@ def test_healthy_verify_prints_a_summary_per_check_kind(monkeypatch: pytest.Monk
 
 
 def test_failing_verify_lists_failures_first_and_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("controller.verify.verify", lambda *a, **k: checks(True))
+    monkeypatch.setattr("controller.cli.verify.run_verify", lambda *a, **k: checks(True))
     result = run_cli("verify", "-f", LAB)
     assert result.exit_code == 1
     assert_human(result.output)
@@ -96,7 +97,7 @@ def test_deploy_table_and_exit_code(monkeypatch: pytest.MonkeyPatch, ok: bool) -
             {} if ok else {"p1-spine2": bad}
         )
 
-    monkeypatch.setattr("controller.deploy.deploy", fake)
+    monkeypatch.setattr("controller.cli.deploy.run_deploy", fake)
     result = run_cli("deploy", "-f", LAB, "--plane", "1")
     assert result.exit_code == (0 if ok else 1)
     assert_human(result.output)
@@ -113,7 +114,8 @@ def report(action: str, states: list[str]) -> DrainReport:
 
 def test_undrain_names_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "controller.drain.undrain", lambda *a, **k: report("undrain", ["returning", "none"])
+        "controller.cli.undrain.run_undrain",
+        lambda *a, **k: report("undrain", ["returning", "none"]),
     )
     result = run_cli("undrain", "p1-g1-leaf1", "-f", LAB)
     assert result.exit_code == 0
@@ -127,7 +129,7 @@ def test_refused_drain_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*a: Any, **k: Any) -> DrainReport:
         raise DrainRefused("p1-g1-leaf1", "refused: pair leaf p2-g1-leaf1 is drained")
 
-    monkeypatch.setattr("controller.drain.drain", refuse)
+    monkeypatch.setattr("controller.cli.drain.run_drain", refuse)
     result = run_cli("drain", "p1-g1-leaf1", "-f", LAB)
     assert result.exit_code == 2 and "refused" in result.output
     assert_human(result.output)
@@ -181,12 +183,13 @@ def test_nornir_writes_no_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.chdir(tmp_path)  # nornir's default file log lands in the current directory
 
-    from controller.connection import Access, build_nornir
+    from controller.access import SwitchAccess
+    from controller.connection import build_nornir
     from controller.generator import build_fabric
     from controller.intent import load_intent
 
     fabric = build_fabric(load_intent(Path(LAB)))
-    nr = build_nornir(fabric, ["p1-spine1"], Access("u", "p", via_lab=True))
+    nr = build_nornir(fabric, ["p1-spine1"], SwitchAccess("u", "p", lab=True))
     results = nr.run(task=lambda task: Result(host=task.host, result="x"))
     assert results["p1-spine1"][0].result == "x"
     assert not (tmp_path / "nornir.log").exists()
@@ -198,13 +201,13 @@ def test_lab_up_reports_each_phase_as_it_starts(
 ) -> None:
     from types import SimpleNamespace
 
-    from controller import labfabric
     from controller.generator import build_fabric
     from controller.intent import load_intent
+    from controller.lab import fabric as labfabric
 
     seen: list[str] = []
     monkeypatch.setattr(
-        "controller.lab.up",
+        "controller.lab.fabric.up",
         lambda *a, **k: (
             seen.append("up ran") or SimpleNamespace(name="x", mode="m", kernel="k", timings={})
         ),

@@ -9,11 +9,16 @@ from typing import Any
 
 import pytest
 
-from controller.deploy import DeviceOutcome, deploy_lock, deploy_task
+from controller.access import SwitchAccess
+from controller.connection import build_nornir
+from controller.deploy import DeviceOutcome, deploy_task
 from controller.drivers import bundle
 from controller.generator import build_fabric
 from controller.intent import load_intent
+from controller.opstate import StateFolder
+from controller.platforms.connection_plugin import CONNECTION_NAME
 from controller.platforms.frr.changes import created_links, parse_reload_test, tc_devices
+from controller.render.device import build_device
 from controller.render.engine import render_fabric
 from controller.verify import check_bgp, check_host_ports, check_host_routes, check_lldp
 from tests.conftest import INVENTORY, run_cli
@@ -27,7 +32,7 @@ def test_second_concurrent_deploy_is_refused(
     monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-lab"))
     monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
-    with deploy_lock("lab-dual-arp"):
+    with StateFolder("lab-dual-arp", tmp_path).lock("deploy"):
         result = run_cli("deploy", "-f", str(LAB), "--json")
     assert result.exit_code == 2
     error = json.loads(result.stdout)["error"]
@@ -86,10 +91,9 @@ def _state(
 
 def test_bgp_check_names_missing_and_extra_sessions() -> None:
     fabric = build_fabric(load_intent(LAB))
-    good = check_bgp(fabric, "p1-g1-leaf1", _state({"aux1": True, "swp3": True, "swp4": True}))
-    bad = check_bgp(
-        fabric, "p1-g1-leaf1", _state({"aux1": True, "swp3": True, "swp4": False, "swp1": True})
-    )
+    leaf = build_device(fabric, "p1-g1-leaf1")
+    good = check_bgp(fabric, leaf, _state({"aux1": True, "swp3": True, "swp4": True}))
+    bad = check_bgp(fabric, leaf, _state({"aux1": True, "swp3": True, "swp4": False, "swp1": True}))
     assert good.ok and not bad.ok
     assert bad.expected == ["aux1", "swp3", "swp4"] and bad.found == ["aux1", "swp1", "swp3"]
 
@@ -217,17 +221,19 @@ class _FakeSwitch:
 
 
 def _deploy_one(switch: _FakeSwitch, dry_run: bool = False) -> DeviceOutcome:
-    host = SimpleNamespace(name="p1-g1-leaf1", get_connection=lambda *_a: switch)
-    task = SimpleNamespace(host=host, nornir=SimpleNamespace(config=None))
-    result = deploy_task(
-        task,  # type: ignore[arg-type]
+    """deploy_task on a real Nornir whose host's ``dpctl`` connection is ``switch``."""
+    fabric = build_fabric(load_intent(LAB))
+    nr = build_nornir(fabric, ["p1-g1-leaf1"], SwitchAccess("u", None, lab=True))
+    connection = SimpleNamespace(connection=switch, close=lambda: None)
+    nr.inventory.hosts["p1-g1-leaf1"].connections[CONNECTION_NAME] = connection  # type: ignore[assignment]
+    result = nr.run(
+        task=deploy_task,
         files={"p1-g1-leaf1": {"frr.conf": "router bgp 65100\n"}},
-        fabric_name="lab-dual-arp",
+        state=StateFolder.for_intent("lab-dual-arp", None),
         dry_run=dry_run,
         peers_in_run={"p1-g1-leaf1": {"swp1"}},
-        progress=None,
     )
-    outcome: DeviceOutcome = result.result
+    outcome: DeviceOutcome = result["p1-g1-leaf1"][0].result
     return outcome
 
 

@@ -168,9 +168,11 @@ def test_writer_refuses_a_symlink_out_of_out(tmp_path: Path) -> None:
 
 
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command of the CLI (its groups load their command modules when asked)."""
     found: list[tuple[str, ...]] = []
-    for name, cmd in sorted(group.commands.items()):
-        if hasattr(cmd, "commands"):
+    for name in sorted(group.list_commands(None)):
+        cmd = group.get_command(None, name)
+        if hasattr(cmd, "list_commands"):
             found += _commands(cmd, (*prefix, name))
         else:
             found.append((*prefix, name))

@@ -14,15 +14,17 @@ from typing import Any
 import pytest
 
 from controller import hosts as hosts_mod
-from controller.ansible_inventory import GROUP, SshAccess, build_inventory, ssh_common_args
+from controller.access import ServerAccess
+from controller.ansible_inventory import GROUP, build_inventory, ssh_common_args
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.hosts import HostsError, _outcomes, require_ansible, select_servers
 from controller.intent import load_intent
-from controller.labfabric import server_setup_script
+from controller.lab.fabric import server_setup_script
+from controller.opstate import StateFolder
 from tests.conftest import INVENTORY, ROOT, run_cli
 
-LAB_ACCESS = SshAccess(
+LAB_ACCESS = ServerAccess(
     user="root",
     key_file="/s/id_ed25519",
     known_hosts="/s/known_hosts",
@@ -175,7 +177,7 @@ def test_jump_args_use_lab_key_known_hosts_and_proxycommand() -> None:
 
 
 def test_no_jump_without_lab() -> None:
-    args = ssh_common_args(SshAccess(user="admin", key_file="/k"))
+    args = ssh_common_args(ServerAccess(user="admin", key_file="/k"))
     assert "ProxyCommand" not in args and "BatchMode=yes" in args
 
 
@@ -190,7 +192,7 @@ def test_ansible_connects_with_the_access_timeout(tmp_path: Path) -> None:
     fake_ssh = tmp_path / "ssh"
     fake_ssh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\nexit 255\n')
     fake_ssh.chmod(0o755)
-    access = SshAccess(
+    access = ServerAccess(
         user="root", key_file="/s/id_ed25519", jump_host="127.0.0.1", connect_timeout=30
     )
     inventory = build_inventory(_fabric("dual-arp"), access, ["srv0001"])
@@ -538,9 +540,11 @@ def test_leaf_facing_ports_are_the_servers_ports_to_that_leaf() -> None:
         assert entries == [{"port": nic.ports[0], "bond": "gpu1"}]
 
 
-def test_host_step_on_a_switch_without_servers_is_refused() -> None:
+def test_host_step_on_a_switch_without_servers_is_refused(tmp_path: Path) -> None:
+    state = StateFolder("lab-dual-arp", tmp_path)
     with pytest.raises(HostsError, match="p1-spine1: no server is cabled to this switch"):
-        hosts_mod.set_leaf_facing_ports(_fabric("dual-arp"), "p1-spine1", "down")
+        hosts_mod.set_leaf_facing_ports(_fabric("dual-arp"), "p1-spine1", "down", LAB_ACCESS, state)
+    assert not state.path.exists()  # refused: nothing written
 
 
 def test_host_port_module_refuses_unknown_ports_and_bonds() -> None:

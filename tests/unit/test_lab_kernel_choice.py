@@ -19,7 +19,7 @@ import pytest
 
 from controller.lab import kernel
 from controller.lab.errors import LabSetupError
-from controller.labfabric import gpu_nic_module, lacp_control_summary
+from controller.lab.fabric import gpu_nic_module, lacp_control_summary
 
 NIC = gpu_nic_module()
 

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from controller import opstate
-from controller.cli import load_fabric
-from controller.deploy import deploy, maintenance_book
+from controller.cli.common import load_fabric
+from controller.deploy import deploy
 from controller.drain import drain_steps, undrain_steps
 from controller.errors import DpctlError
-from controller.opstate import LeafState
+from controller.opstate import LeafState, StateFolder
 from controller.verify import check_maintenance
-from tests.conftest import INVENTORY, ROOT, run_cli
+from tests.conftest import INVENTORY, ROOT, run_cli, switch_access
 
 NAME = "lab-dual-arp"
 LEAF, PARTNER, OTHER = "p1-g1-leaf1", "p2-g1-leaf1", "p1-g1-leaf2"
@@ -38,26 +37,33 @@ def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-lab"))
     monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(opstate, "_bound", {})  # bindings made here end with the test
     return folder / "fabric.yaml"
+
+
+def folder_of(intent: Path) -> StateFolder:
+    return StateFolder.for_intent(NAME, intent)
 
 
 def test_state_folder_next_to_intent_env_and_option(
     shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    load_fabric(shared)
-    assert opstate.fabric_dir(NAME) == shared.parent / ".dpctl" / NAME
+    assert folder_of(shared).path == shared.parent / ".dpctl" / NAME
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # another operator's directory: same state
-    load_fabric(Path("..") / "fabric" / "fabric.yaml")
-    assert opstate.fabric_dir(NAME) == shared.parent / ".dpctl" / NAME
+    assert folder_of(Path("..") / "fabric" / "fabric.yaml").path == shared.parent / ".dpctl" / NAME
     monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path / "env"))
-    assert opstate.fabric_dir(NAME) == tmp_path / "env" / NAME
+    assert folder_of(shared).path == tmp_path / "env" / NAME
     monkeypatch.delenv("DPCTL_PASSWORD")  # deploy stops at the credentials, before any switch
     result = run_cli("--state-dir", str(tmp_path / "opt"), "deploy", "-f", str(shared))
     assert result.exit_code == 2 and "DPCTL_PASSWORD" in result.stdout + result.stderr
-    assert opstate.fabric_dir(NAME) == tmp_path / "opt" / NAME  # the option wins
+    # the option wins over the variable: verify reads (and names) the option's record
+    record = tmp_path / "opt" / NAME / "maintenance.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("[]")
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
+    result = run_cli("--state-dir", str(tmp_path / "opt"), "verify", "-f", str(shared), "--json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["where"] == str(record)
     help_text = run_cli("--help").stdout
     assert "--state-dir" in help_text and "DPCTL_STATE_DIR" in help_text
 
@@ -91,7 +97,7 @@ def _fake_lab(lab_root: Path, port: int) -> None:
 
 
 def _dpctl(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    code = "from controller.cli import app; app()"
+    code = "from controller.cli import main; main()"
     return subprocess.Popen(
         [sys.executable, "-c", code, *args, "--json"],
         cwd=cwd,
@@ -147,7 +153,7 @@ def test_two_operators_from_different_directories(shared: Path, tmp_path: Path) 
     assert a.returncode == 2, (out, err)
     assert "cannot be checked" in json.loads(out)["error"]["reason"]
     assert record.read_bytes() == before
-    assert lock.read_text() and not opstate.holds_lock(NAME)
+    assert lock.read_text() and not folder_of(shared).holds_lock()
 
 
 def test_undrain_of_leaf_in_service_refused_changing_nothing(shared: Path) -> None:
@@ -203,43 +209,43 @@ def test_corrupt_state_is_a_clear_error(shared: Path, case: str) -> None:
 
 
 def test_first_layout_still_read(shared: Path) -> None:
-    fabric = load_fabric(shared)
-    record = opstate.maintenance_path(NAME)
+    fabric, state = load_fabric(shared), folder_of(shared)
+    record = state.maintenance_path
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({OTHER: "isolated"}))
-    assert maintenance_book(fabric) == {OTHER: LeafState("isolated")}
+    assert state.leaf_states(fabric) == {OTHER: LeafState("isolated")}
 
 
 def test_step_recorded_pending_then_committed_only_under_the_lock(shared: Path) -> None:
-    fabric = load_fabric(shared)
+    fabric, state = load_fabric(shared), folder_of(shared)
     devices = set(fabric.switch_by_name)
     with pytest.raises(DpctlError, match="without the fabric's lock"):
-        opstate.begin_step(NAME, devices, LEAF, "graceful-shutdown")
-    assert not opstate.maintenance_path(NAME).exists()
-    with opstate.operation_lock(NAME, "test"):
-        states = opstate.begin_step(NAME, devices, LEAF, "graceful-shutdown")
+        state.begin_step(devices, LEAF, "graceful-shutdown")
+    assert not state.maintenance_path.exists()
+    with state.lock("test"):
+        states = state.begin_step(devices, LEAF, "graceful-shutdown")
         assert states == {LEAF: "graceful-shutdown"}
-        book = maintenance_book(fabric)
+        book = state.leaf_states(fabric)
         assert book[LEAF].state == "none" and book[LEAF].pending == "graceful-shutdown"
-        opstate.end_step(NAME, devices, LEAF, committed_ok=False)  # rolled back
-        assert maintenance_book(fabric) == {}
-        opstate.begin_step(NAME, devices, LEAF, "graceful-shutdown")
-        opstate.end_step(NAME, devices, LEAF, committed_ok=True)
-        assert maintenance_book(fabric) == {LEAF: LeafState("graceful-shutdown")}
-        opstate.begin_step(NAME, devices, LEAF, "isolated")  # left open (outcome unknown)
+        state.end_step(devices, LEAF, committed_ok=False)  # rolled back
+        assert state.leaf_states(fabric) == {}
+        state.begin_step(devices, LEAF, "graceful-shutdown")
+        state.end_step(devices, LEAF, committed_ok=True)
+        assert state.leaf_states(fabric) == {LEAF: LeafState("graceful-shutdown")}
+        state.begin_step(devices, LEAF, "isolated")  # left open (outcome unknown)
 
 
 def test_open_step_refused_by_deploy_reported_by_verify(shared: Path) -> None:
-    fabric = load_fabric(shared)
-    with opstate.operation_lock(NAME, "test"):
-        opstate.begin_step(NAME, set(fabric.switch_by_name), LEAF, "isolated")
+    fabric, state = load_fabric(shared), folder_of(shared)
+    with state.lock("test"):
+        state.begin_step(set(fabric.switch_by_name), LEAF, "isolated")
     with pytest.raises(DpctlError, match=f"dpctl drain {LEAF}` or `dpctl undrain {LEAF}"):
-        deploy(fabric, device=LEAF)
+        deploy(fabric, switch_access("admin", "x", {}), state, device=LEAF)
     result = run_cli("deploy", "-f", str(shared), "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"]["type"] == "StepPending"
     live = {"maintenance": {"graceful_shutdown": False, "isolated": False}}
-    book = maintenance_book(fabric)
+    book = state.leaf_states(fabric)
     check = check_maintenance(fabric, LEAF, live, {}, book[LEAF])
     assert not check.ok and check.check == "maintenance (step to isolated in progress)"
     assert check_maintenance(fabric, LEAF, live, {}, None).ok

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from controller.agents import probe_agent
 from controller.generator import build_fabric
 from controller.intent import load_intent
-from controller.lab import probe_agent
 from controller.traffic import (
     TrafficError,
     TrafficReport,
@@ -305,7 +305,7 @@ def test_the_sender_goes_on_when_a_sniffed_port_goes_down() -> None:
     a, b = f"dpd-ut-snd-{tag}", f"dpd-ut-rcv-{tag}"
     root = Path(__file__).resolve().parents[2]
     code = (
-        "import json; from controller.lab import probe_agent as p; print(json.dumps(p.send("
+        "import json; from controller.agents import probe_agent as p; print(json.dumps(p.send("
         "'10.9.2.2', 45890, 300, 100.0, src='10.9.2.1', subflows=2, base=41100, sniff=['va'])))"
     )
     try:

@@ -95,10 +95,10 @@ def lab() -> Fabric:
 
 
 def test_bgp_session_down_fails(lab: Fabric) -> None:
-    assert check_bgp(lab, "p1-g1-leaf1", healthy(lab, "p1-g1-leaf1")).ok
+    assert check_bgp(lab, build_device(lab, "p1-g1-leaf1"), healthy(lab, "p1-g1-leaf1")).ok
     # recorded: the leaf's session to p1-spine2 (not running) is Idle
     state = read_state(frr_driver("p1-g1-leaf1"), "leaf", evpn=False)
-    check = check_bgp(lab, "p1-g1-leaf1", state)
+    check = check_bgp(lab, build_device(lab, "p1-g1-leaf1"), state)
     assert not check.ok and check.expected == ["swp3", "swp4"] and check.found == ["swp3"]
 
 
@@ -207,7 +207,7 @@ def test_pfc_misconfigured_fails(platform: str) -> None:
     )
     name = "p1-g1-leaf1"
     state = healthy(fabric, name)
-    checks = {c.check: c for c in check_roce_lb(fabric, name, state)}
+    checks = {c.check: c for c in check_roce_lb(fabric, build_device(fabric, name), state)}
     assert set(checks) == {"roce-ecn", "roce-pfc"} and all(c.ok for c in checks.values())
     port = next(iter(state["qos"]["pfc"]))
     for broken in ([3], [], [3, 4, 5]):
@@ -215,22 +215,26 @@ def test_pfc_misconfigured_fails(platform: str) -> None:
         bad["qos"]["pfc"][port] = broken
         if not broken:
             del bad["qos"]["pfc"][port]
-        pfc = {c.check: c for c in check_roce_lb(fabric, name, bad)}["roce-pfc"]
+        pfc = {c.check: c for c in check_roce_lb(fabric, build_device(fabric, name), bad)}[
+            "roce-pfc"
+        ]
         assert not pfc.ok, broken
     bad = copy.deepcopy(state)
     bad["qos"]["ecn"][port] = [3]
-    assert not {c.check: c for c in check_roce_lb(fabric, name, bad)}["roce-ecn"].ok
+    assert not {c.check: c for c in check_roce_lb(fabric, build_device(fabric, name), bad)}[
+        "roce-ecn"
+    ].ok
 
 
 def test_roce_and_hash_on_frr_from_recorded_qdiscs(lab: Fabric) -> None:
     recorded = read_state(frr_driver("p1-g1-leaf1"), "leaf", evpn=False)
-    checks = {c.check: c for c in check_roce_lb(lab, "p1-g1-leaf1", recorded)}
+    checks = {c.check: c for c in check_roce_lb(lab, build_device(lab, "p1-g1-leaf1"), recorded)}
     assert set(checks) == {"roce-ecn", "load-balancing"}  # no PFC in the Linux datapath
     assert all(c.ok for c in checks.values())
     bad = copy.deepcopy(recorded)
     bad["qos"]["ecn"]["swp3"] = [3]  # one lossless band lost its ECN marking
     bad["qos"]["ecmp_hash"] = "l3"
-    checks = {c.check: c for c in check_roce_lb(lab, "p1-g1-leaf1", bad)}
+    checks = {c.check: c for c in check_roce_lb(lab, build_device(lab, "p1-g1-leaf1"), bad)}
     assert not checks["roce-ecn"].ok and not checks["load-balancing"].ok
 
 

@@ -17,10 +17,19 @@ from types import ModuleType
 from typing import Any
 
 from controller.errors import DpctlError
-from controller.facts import Fabric, Nic, Server
-from controller.lab import LabCable, LabNode, LabTopology
-from controller.lab.topology import mgmt_addresses
+from controller.facts import Fabric, Server
+from controller.lab.errors import LabError
+from controller.lab.runtime import down, up
+from controller.lab.session import LabSession
+from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_addresses
 from controller.resources import data_dir
+from controller.servers import (
+    ARP_KEEPALIVE_S,
+    FAILBACK_HOLD_MS,
+    NIC_TABLE_BASE,
+    SERVER_MTU,
+    bond_name,
+)
 
 
 def lab_prefix() -> str:
@@ -28,12 +37,6 @@ def lab_prefix() -> str:
     return os.environ.get("DPCTL_LAB_PREFIX", "dpl-")
 
 
-SERVER_MTU = 9000
-FAILBACK_HOLD_MS = 10_000
-"""A server's port that comes back waits this long before carrying traffic again (both
-modes; lab-facts: dual-ARP switching back at once lost 3.3 s while the leaf's BGP came up,
-10 s lost 0; EVPN-MH without it lost 5.5 s from the servers as a leaf came back, matrix of
-2026-12-02)."""
 GPU_NIC_MODULE = data_dir("playbooks") / "library" / "dpctl_gpu_nic.py"
 """The servers' NIC module; each EVPN-MH lab server runs it (its source is in the set-up
 script) as ``--lacp-independent``: independent LACP control on its bonds where the guest's
@@ -54,10 +57,6 @@ def gpu_nic_module() -> ModuleType:
 def _lacp_control_line() -> re.Pattern[str]:
     nic = gpu_nic_module()
     return re.compile(rf"\S+ ({re.escape(nic.INDEPENDENT)}|{re.escape(nic.COUPLED)})")
-
-
-NIC_TABLE_BASE = 100
-ARP_KEEPALIVE_S = 2
 
 
 class LabFabricError(DpctlError):
@@ -99,10 +98,6 @@ def _check_mgmt(fabric: Fabric, topo: LabTopology) -> None:
         raise LabFabricError(
             "addressing.management", "the lab would not give nodes the fabric's addresses"
         )
-
-
-def bond_name(nic: Nic) -> str:
-    return f"gpu{nic.rail}"
 
 
 def server_setup_script(fabric: Fabric, server: Server) -> str:
@@ -197,8 +192,6 @@ def server_summary(fabric: Fabric) -> dict[str, Any]:
 
 def provision_servers(fabric: Fabric, state_dir: Path) -> dict[str, str]:
     """Run each server's NIC set-up over its SSH (as its image would at boot)."""
-    from controller.lab import LabSession
-
     results: dict[str, str] = {}
     with LabSession.open(state_dir) as session:
         for server in fabric.servers:
@@ -222,8 +215,6 @@ def bring_up(
 
     ``progress`` is told each phase as it starts."""
     prefix = prefix or lab_prefix()
-    from controller.lab import LabError, up
-
     try:
         if progress:
             progress(f"guest, {len(fabric.switches)} switches and {len(fabric.servers)} servers")
@@ -234,8 +225,6 @@ def bring_up(
     except LabError as exc:
         raise LabFabricError(fabric.intent.name, f"lab up failed: {exc}") from None
     except LabFabricError:
-        from controller.lab import down
-
         down(state_dir, prefix=prefix)
         raise
     return {

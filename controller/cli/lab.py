@@ -1,0 +1,227 @@
+"""`dpctl lab`: the embedded virtual lab of a fabric (up, status, logs, down) and its
+containerlab topology (export)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from controller import clab
+from controller.cli.common import (
+    DEFAULT_FABRIC,
+    FabricOpt,
+    JsonOpt,
+    command_app,
+    err,
+    fail,
+    load_fabric,
+    load_with_state,
+    out,
+    print_json,
+)
+from controller.cli.output import lab_down_text, live_enabled, status
+from controller.cli.progress import StepStatus
+from controller.errors import DpctlError
+from controller.intent import load_intent
+from controller.lab import LabError, LabSession, down
+from controller.lab import status as lab_status_report
+from controller.lab.fabric import bring_up, lab_dir, lab_prefix
+from controller.outputs import writer
+
+app = command_app(
+    help="The embedded virtual lab and containerlab topologies.", no_args_is_help=True
+)
+
+LabDirOpt = Annotated[
+    Path | None, typer.Option("--state-dir", help="Lab state folder (default: .lab/<fabric name>).")
+]
+
+
+def _up(fabric: Path, state_dir: Path | None, bare: bool, runtime: str, quiet: bool) -> Any:
+    built = load_fabric(fabric)
+    if runtime == "containerlab":
+        target = clab.default_path(built)
+        writer.write_all(target.parent, {target.name: clab.render(built, "linux")})
+        return built, {"runtime": runtime, "output": clab.deploy(target)}
+    if runtime != "embedded":
+        raise DpctlError("--runtime", f"unknown runtime {runtime!r}: embedded or containerlab")
+    with StepStatus("lab up", not quiet) as phase:
+        result = bring_up(
+            built,
+            state_dir or lab_dir(built.intent.name),
+            bare_servers=bare,
+            progress=lambda step: phase(built.intent.name, step),
+        )
+    return built, result
+
+
+@app.command("up")
+def lab_up(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    bare_servers: Annotated[
+        bool,
+        typer.Option("--bare-servers", help="Servers get only their ports, management and SSH."),
+    ] = False,
+    runtime: Annotated[
+        str,
+        typer.Option(
+            "--runtime",
+            help="embedded (namespaces + FRR, in a guest machine if needed) or containerlab.",
+        ),
+    ] = "embedded",
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the fabric's lab: switches at factory state (empty FRR), servers with their NICs."""
+    try:
+        built, result = _up(fabric, state_dir, bare_servers, runtime, as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **result})
+        return
+    timings = result.get("timings", {})
+    kernel = f", Linux {result['kernel']}" if result.get("kernel") else ""
+    out.print(
+        f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}{kernel}) in "
+        f"{timings.get('up_s', '?')} s; servers: {len(result.get('servers', {}))} provisioned"
+    )
+    for control in sorted({str(v) for v in result.get("servers", {}).values()} - {"provisioned"}):
+        out.print(f"  servers: {control}")
+
+
+def _status(ctx: typer.Context, fabric: Path, state_dir: Path | None) -> tuple[str, dict[str, Any]]:
+    built, state = load_with_state(ctx, fabric)
+    try:
+        report = lab_status_report(state_dir or lab_dir(built.intent.name))
+    except LabError as exc:
+        raise DpctlError("lab", str(exc)) from None
+    book = state.leaf_states(built)
+    for node, info in report["nodes"].items():
+        info["maintenance"] = book[node].state if node in book else "none"
+        info["maintenance_pending"] = book[node].pending if node in book else None
+    return built.intent.name, report
+
+
+def status_table(name: str, report: dict[str, Any]) -> Table:
+    table = Table(title=f"lab {name} ({report.get('mode')})")
+    for col in ("node", "role", "plane", "running", "state", "ssh"):
+        table.add_column(col)
+    for node, info in report["nodes"].items():
+        state = (
+            "in service" if info["maintenance"] == "none" else f"drained ({info['maintenance']})"
+        )
+        if info["maintenance_pending"]:
+            state += f", [yellow]step to {info['maintenance_pending']} in progress[/]"
+        running = "[green]yes[/]" if info["running"] else "[red]no[/]"
+        table.add_row(node, info["role"], str(info["plane"] or "-"), running, state, info["ssh"])
+    return table
+
+
+@app.command("status")
+def lab_status(
+    ctx: typer.Context,
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show every lab node: role, plane, running, drain state, SSH address."""
+    try:
+        name, report = _status(ctx, fabric, state_dir)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json(report)
+        return
+    out.print(status_table(name, report))
+
+
+@app.command("logs")
+def lab_logs(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="Only this lab node's messages.")
+    ] = None,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="Last N messages.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the lab's syslog: what the switches' FRR, lldpd and ARP-to-host agents logged,
+    tagged by node."""
+    try:
+        name = load_intent(fabric).name
+        with LabSession.open(state_dir or lab_dir(name)) as session:
+            found = session.syslog(node, lines)
+    except LabError as exc:
+        fail(DpctlError("lab", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, "messages": found})
+        return
+    for entry in found:
+        stamp = time.strftime("%H:%M:%S", time.gmtime(entry["time"]))
+        out.print(
+            f"{stamp} {entry['node']:<16} {entry['severity']:<7} {entry['message']}",
+            markup=False,
+            highlight=False,
+        )
+
+
+@app.command("down")
+def lab_down(
+    fabric: FabricOpt = DEFAULT_FABRIC, state_dir: LabDirOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Remove everything the lab made (also after a crash): guest, namespaces, processes."""
+    try:
+        name = load_intent(fabric).name
+        with status(err, f"taking lab {name} down...", live_enabled(err, as_json)):
+            report = down(state_dir or lab_dir(name), prefix=lab_prefix())
+    except LabError as exc:
+        fail(DpctlError("lab", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_json({"ok": True, **report})
+        return
+    out.print(lab_down_text(name, report), markup=False, highlight=False)
+
+
+@app.command("export")
+def lab_export(
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    kind: Annotated[
+        str, typer.Option("--kind", help="Switch kind: sonic-vs or linux (FRR).")
+    ] = "linux",
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Topology file (default: labs/<fabric>.clab.yml)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a containerlab topology of the fabric from the same cabling plan."""
+    try:
+        built = load_fabric(fabric)
+        target = out_file or clab.default_path(built)
+        content = clab.render(built, kind)  # type: ignore[arg-type]
+        writer.write_all(target.parent, {target.name: content})
+    except DpctlError as exc:
+        fail(exc, as_json)
+    summary = {
+        "ok": True,
+        "out": str(target),
+        "kind": kind,
+        "nodes": len(built.switches) + len(built.servers),
+        "links": len(built.links),
+    }
+    if as_json:
+        print_json(summary)
+        return
+    out.print(
+        f"[green]exported[/] {built.intent.name} ({kind}) -> {target}: "
+        f"{summary['nodes']} nodes, {summary['links']} links"
+    )

@@ -1,0 +1,96 @@
+"""How dpctl reaches a fabric's running embedded lab: through the lab's guest.
+
+The switches and servers are namespaces inside the lab's machine (a guest, or this host):
+their SSH is reached with the lab's key and host keys, through the guest's sshd as a jump
+host; the traffic check runs its probe agents straight in the server namespaces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from controller.access import FabricAccess, ServerAccess, SwitchAccess
+from controller.facts import Fabric
+from controller.lab.errors import LabError, LabStateError
+from controller.lab.probe import FlowSpec, run_flows
+from controller.lab.scripts import run_dir
+from controller.lab.session import LabSession
+from controller.lab.state import LabState, load_state
+from controller.opstate import StateFolder
+from controller.traffic import Flow, TrafficError
+
+CONNECT_TIMEOUT_S = 30
+"""The lab's servers sit behind an emulated guest: under load their SSH banner took over
+10 s right after a deploy (every server "unreachable")."""
+
+
+class LabTraffic:
+    """The probe flows from the lab's server namespaces (no Ansible)."""
+
+    name = "lab"
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+
+    def run(
+        self,
+        fabric: Fabric,
+        state: StateFolder,
+        flows: list[Flow],
+        count: int,
+        rate_pps: float,
+        subflows: int,
+    ) -> list[dict[str, Any]]:
+        specs = [FlowSpec(f.src, f.dst, f.src_ip, f.dst_ip, f.port, sniff=f.ports) for f in flows]
+        try:
+            with LabSession.open(self.state_dir) as session:
+                return run_flows(session, specs, count, rate_pps, subflows)
+        except LabError as exc:
+            raise TrafficError("lab", f"probe flows failed: {exc}") from None
+
+
+def _jump(state: LabState) -> dict[str, Any]:
+    if not state.guest_port:
+        return {}
+    return {
+        "jump_host": "127.0.0.1",
+        "jump_port": state.guest_port,
+        "jump_username": "root",
+        "jump_key_file": str(state.key_path),
+        "jump_known_hosts": str(state.known_hosts),
+    }
+
+
+def switch_access(state: LabState) -> SwitchAccess:
+    args = {"key_file": str(state.key_path), "known_hosts": str(state.known_hosts), **_jump(state)}
+    return SwitchAccess(username="root", password=None, optional_args=args, lab=True)
+
+
+def server_access(state: LabState) -> ServerAccess:
+    jump = _jump(state)
+    return ServerAccess(
+        user="root",
+        key_file=str(state.key_path),
+        known_hosts=str(state.known_hosts),
+        jump_host=jump.get("jump_host"),
+        jump_port=jump.get("jump_port"),
+        connect_timeout=CONNECT_TIMEOUT_S,
+        # the lab's servers share one filesystem: a folder of its own per server
+        config_root=f"{run_dir(state.prefix)}/servers/{{{{ inventory_hostname }}}}",
+        lab=True,
+    )
+
+
+def lab_access(state_dir: Path) -> FabricAccess | None:
+    """The access of the lab whose state is in ``state_dir``; None when no lab runs there."""
+    try:
+        state = load_state(state_dir)
+    except LabStateError:
+        return None
+    return FabricAccess(
+        switches=switch_access(state),
+        servers=server_access(state),
+        traffic=LabTraffic(state_dir),
+        where=f"the lab in {state_dir}",
+    )
