@@ -266,7 +266,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "settle_s": {"type": "float", "default": 60.0},
     "config_root": {"type": "str", "default": "/"},
     "persistent": {"type": "bool", "default": True},
-    # its own source (~10 kB): kept out of the run's logged events
+    # its own source (~12 kB): kept out of the run's logged events
     "applier": {"type": "str", "default": "", "no_log": True},
 }
 
