@@ -1,9 +1,10 @@
 """GPU servers with Ansible: `dpctl hosts configure|verify` through ansible-runner.
 
-The inventory comes from the fabric facts (`controller.ansible_inventory`); the playbooks
-and the `dpctl_gpu_nic` module live in `playbooks/`. How the servers are reached (a real
-fabric's credentials, or a running lab's guest as jump host) is the caller's
-``ServerAccess`` (`controller.access`), decided before anything runs.
+The inventory comes from the fabric facts (`controller.ansible_inventory`); the playbooks,
+roles and modules are the Ansible collection `dpctl.fabric` in `playbooks/`
+(docs/hosts-ansible.md). How the servers are reached (a real fabric's credentials, or a
+running lab's guest as jump host) is the caller's ``ServerAccess`` (`controller.access`),
+decided before anything runs.
 
 Each run keeps its artifacts (inventory, events, stdout) under
 ``ansible/<timestamp>-<action>/`` in the fabric's state folder (`controller.opstate`).
@@ -25,10 +26,10 @@ from controller.ansible_inventory import build_inventory
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.opstate import StateFolder
-from controller.resources import data_dir
+from controller.resources import collection_dir, collections_path
 from controller.servers import bond_name
 
-PLAYBOOKS = data_dir("playbooks")
+PLAYBOOKS = collection_dir() / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
 Action = Literal["configure", "verify", "host_ports", "traffic"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
@@ -208,8 +209,8 @@ def run_hosts(
         "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
         "ANSIBLE_HOST_KEY_CHECKING": "True",
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
-        "ANSIBLE_LIBRARY": str(PLAYBOOKS / "library"),
-        "ANSIBLE_ROLES_PATH": str(PLAYBOOKS / "roles"),
+        # the playbooks name modules and roles by FQCN (dpctl.fabric.*): this installation's
+        "ANSIBLE_COLLECTIONS_PATH": str(collections_path()),
         "ANSIBLE_LOCAL_TEMP": str(run_dir / "tmp"),
         "ANSIBLE_FORKS": "16",
         "ANSIBLE_NOCOLOR": "True",
@@ -277,7 +278,7 @@ def set_leaf_facing_ports(
 ) -> HostsResult:
     """The host-side drain step: every server behind ``leaf`` releases its ports to that
     leaf from their bonds, leaving them down (down), or puts them back (up); the module
-    `playbooks/library/dpctl_host_port.py` says why a release and not a link down."""
+    `dpctl.fabric.dpctl_host_port` says why a release and not a link down."""
     ports = leaf_facing_ports(fabric, leaf)
     if not ports:
         raise HostsError(leaf, "no server is cabled to this switch")

@@ -8,7 +8,6 @@ image would bring up its NICs. Switches stay at factory state: `dpctl deploy` co
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from controller.lab.errors import LabError
 from controller.lab.runtime import down, up
 from controller.lab.session import LabSession
 from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_addresses
-from controller.resources import data_dir
+from controller.resources import collection_dir, collection_python
 from controller.servers import (
     ARP_KEEPALIVE_S,
     FAILBACK_HOLD_MS,
@@ -37,21 +36,19 @@ def lab_prefix() -> str:
     return os.environ.get("DPCTL_LAB_PREFIX", "dpl-")
 
 
-GPU_NIC_MODULE = data_dir("playbooks") / "library" / "dpctl_gpu_nic.py"
+GPU_NIC_MODULE = collection_dir() / "plugins" / "modules" / "dpctl_gpu_nic.py"
 """The servers' NIC module; each EVPN-MH lab server runs it (its source is in the set-up
-script) as ``--lacp-independent``: independent LACP control on its bonds where the guest's
-kernel has it, as the module gives real servers."""
+script, with its module_utils) as ``--lacp-independent``: independent LACP control on its
+bonds where the guest's kernel has it, as the module gives real servers."""
 
 
 @functools.cache
 def gpu_nic_module() -> ModuleType:
-    """The NIC module loaded from its file (a playbook's module, not a package), once."""
-    spec = importlib.util.spec_from_file_location("dpctl_gpu_nic", GPU_NIC_MODULE)
-    if spec is None or spec.loader is None:
-        raise LabFabricError("lab", f"cannot load {GPU_NIC_MODULE}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The NIC module (a module of the dpctl.fabric collection), imported once."""
+    try:
+        return collection_python("plugins.modules.dpctl_gpu_nic")
+    except ImportError as exc:
+        raise LabFabricError("lab", f"cannot load {GPU_NIC_MODULE}: {exc}") from None
 
 
 def _lacp_control_line() -> re.Pattern[str]:
@@ -150,6 +147,7 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
         created = [line for line in ip_lines if line.startswith("link add ")]
         rest = [line for line in ip_lines if not line.startswith("link add ")]
         script = ["set -e", "ip -batch - <<'EOF'", *created, "EOF"]
+        script += _module_utils_lines()
         script += [
             "python3 - --lacp-independent "
             f"{' '.join(bond_name(nic) for nic in server.nics)} <<'EOF'",
@@ -166,6 +164,17 @@ def server_setup_script(fabric: Fabric, server: Server) -> str:
     # Announce every NIC: the leaves learn its ARP entry and turn it into a host route.
     script += pings
     return "\n".join(script) + "\n"
+
+
+def _module_utils_lines() -> list[str]:
+    """Shell lines writing the NIC module's module_utils (the same files its boot-time
+    applier gets: ``applier_utils()``) into a temporary folder on PYTHONPATH, removed on exit."""
+    lines = ["utils=$(mktemp -d)", "trap 'rm -rf \"$utils\"' EXIT", 'export PYTHONPATH="$utils"']
+    persist = collection_python("plugins.module_utils.gpu_nic_persist")
+    for rel, source in sorted(persist.applier_utils().items()):
+        lines += [f'mkdir -p "$utils/{rel.rsplit("/", 1)[0]}"', f"cat > \"$utils/{rel}\" <<'EOF'"]
+        lines += [*source.splitlines(), "EOF"]
+    return lines
 
 
 def lacp_control_summary(setup_output: str) -> str:

@@ -22,15 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.connection import lab_access  # noqa: E402
 from controller.deploy import deploy  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import down  # noqa: E402
-from controller.labfabric import bring_up, lab_dir  # noqa: E402
+from controller.lab.fabric import bring_up, lab_dir  # noqa: E402
 from controller.verify import verify  # noqa: E402
-from tests.bench.labbench import exit_on_sigterm  # noqa: E402
+from tests.bench.labbench import exit_on_sigterm, lab_reach  # noqa: E402
 
 PREFIX = "dpb-"
 
@@ -50,15 +49,14 @@ def one_run(fabric: Fabric) -> dict[str, float]:
         t = time.monotonic()
         bring_up(fabric, state_dir, prefix=PREFIX)
         figures["lab up"] = time.monotonic() - t
-        access = lab_access(state_dir)
-        assert access is not None
+        r = lab_reach(fabric, state_dir)
         for plane in (1, 2):
             t = time.monotonic()
-            _ok(deploy(fabric, plane=plane, access=access))  # type: ignore[arg-type]
+            _ok(deploy(fabric, r.access, r.state, plane=plane))  # type: ignore[arg-type]
             figures[f"deploy plane {plane}"] = time.monotonic() - t
         t = time.monotonic()
         deadline = t + 120
-        while not all(c.ok for c in verify(fabric, access=access)):
+        while not all(c.ok for c in verify(fabric, r.access, r.state)):
             if time.monotonic() > deadline:
                 raise SystemExit("verify did not pass within 120 s")
         figures["verify"] = time.monotonic() - t
@@ -66,7 +64,7 @@ def one_run(fabric: Fabric) -> dict[str, float]:
             figures[k] for k in ("lab up", "deploy plane 1", "deploy plane 2", "verify")
         )
         t = time.monotonic()
-        again = deploy(fabric, access=access)
+        again = deploy(fabric, r.access, r.state)
         figures["no-change deploy"] = time.monotonic() - t
         if any(o.changed for o in again.values()):
             raise SystemExit("the no-change deploy changed something")
@@ -75,10 +73,9 @@ def one_run(fabric: Fabric) -> dict[str, float]:
     state_dir = lab_dir(fabric.intent.name)
     try:
         bring_up(fabric, state_dir, prefix=PREFIX)
-        access = lab_access(state_dir)
-        assert access is not None
+        r = lab_reach(fabric, state_dir)
         t = time.monotonic()
-        _ok(deploy(fabric, access=access))  # type: ignore[arg-type]
+        _ok(deploy(fabric, r.access, r.state))  # type: ignore[arg-type]
         figures["full deploy, both planes at once"] = time.monotonic() - t
     finally:
         down(state_dir, prefix=PREFIX)

@@ -49,9 +49,6 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.labfabric import lab_dir  # noqa: E402
-
-from controller.connection import Access  # noqa: E402
 from controller.drain import DrainReport, drain, undrain  # noqa: E402
 from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
@@ -63,7 +60,9 @@ from controller.lab import (  # noqa: E402
     stop_probe,
     wait_probes_flowing,
 )
+from controller.lab.fabric import lab_dir  # noqa: E402
 from tests.bench.labbench import (  # noqa: E402
+    Reach,
     deployed_lab,
     exit_on_sigterm,
     seconds_to_healthy,
@@ -138,7 +137,7 @@ def _links(fabric: Fabric, device: str) -> list[str]:
     return ports
 
 
-def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[[], None]]:
+def events(fabric: Fabric, access: Reach, s: LabSession) -> dict[str, Callable[[], None]]:
     def set_links(device: str, state: str) -> None:
         mark(device, f"links {state}")
         batch = "\n".join(
@@ -164,10 +163,14 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
 
     def drain_undrain(hosts_first: bool) -> Callable[[], None]:
         def run() -> None:
-            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            drained = drain(
+                fabric, LEAF, access.access, access.state, hosts_first=hosts_first, progress=mark
+            )
             assert drained.ok, why_not(drained)
             mark(LEAF, "undrain")
-            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            back = undrain(
+                fabric, LEAF, access.access, access.state, hosts_first=hosts_first, progress=mark
+            )
             assert back.ok, why_not(back)
 
         return run
@@ -225,13 +228,17 @@ def events(fabric: Fabric, access: Access, s: LabSession) -> dict[str, Callable[
         last, as the README's lossless drain does."""
 
         def run() -> None:
-            drained = drain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            drained = drain(
+                fabric, LEAF, access.access, access.state, hosts_first=hosts_first, progress=mark
+            )
             assert drained.ok, why_not(drained)
             mark(LEAF, "FRR restart")
             restart_frr()
             assert seconds_to_healthy(fabric, access) is not None, "no healthy fabric after it"
             mark(LEAF, "undrain")
-            back = undrain(fabric, LEAF, access=access, hosts_first=hosts_first, progress=mark)
+            back = undrain(
+                fabric, LEAF, access.access, access.state, hosts_first=hosts_first, progress=mark
+            )
             assert back.ok, why_not(back)
 
         return run

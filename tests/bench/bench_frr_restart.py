@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import LabSession, down, run_probe  # noqa: E402
-from controller.labfabric import lab_dir  # noqa: E402
+from controller.lab.fabric import lab_dir  # noqa: E402
 from tests.bench.labbench import (  # noqa: E402
     deployed_lab,
     exit_on_sigterm,

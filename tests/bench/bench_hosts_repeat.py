@@ -22,14 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.connection import lab_access
 from controller.deploy import deploy
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.hosts import HostsResult, run_hosts
 from controller.intent import load_intent
 from controller.lab import down
-from controller.labfabric import bring_up, lab_dir
+from controller.lab.fabric import bring_up, lab_dir
+from tests.bench.labbench import lab_reach
 
 INVENTORY = Path(__file__).resolve().parent.parent.parent / "inventory"
 
@@ -58,25 +58,26 @@ def one_run(fabric: Fabric, prefix: str, bare: bool = True) -> dict[str, Any]:
     try:
         bring_up(fabric, state_dir, prefix=prefix, bare_servers=bare)
         secs["lab up"] = time.monotonic() - t
-        access = lab_access(state_dir)
-        assert access is not None
+        r = lab_reach(fabric, state_dir)
         for plane in (1, 2):
             t = time.monotonic()
-            outcomes = deploy(fabric, plane=plane, access=access)
+            outcomes = deploy(fabric, r.access, r.state, plane=plane)
             secs[f"deploy plane {plane}"] = time.monotonic() - t
             bad = {n: o.error for n, o in outcomes.items() if not o.ok}
             if bad:
                 row["deploy_failed"] = bad
                 row["ok"] = False
                 return row
-        first = run_hosts(fabric, "configure")
+        first = run_hosts(fabric, "configure", r.access.servers, r.state)
         secs["hosts configure"] = first.seconds
         # diagnosis: the same checks once, at once (no convergence wait: the old behaviour)
-        at_once = run_hosts(fabric, "verify", extravars={"dpctl_settle_s": 0})
+        at_once = run_hosts(
+            fabric, "verify", r.access.servers, r.state, extravars={"dpctl_settle_s": 0}
+        )
         secs["hosts verify at once"] = at_once.seconds
-        verify = run_hosts(fabric, "verify")
+        verify = run_hosts(fabric, "verify", r.access.servers, r.state)
         secs["hosts verify"] = verify.seconds
-        second = run_hosts(fabric, "configure")
+        second = run_hosts(fabric, "configure", r.access.servers, r.state)
         secs["hosts configure again"] = second.seconds
         row.update(
             configure_ok=first.ok,

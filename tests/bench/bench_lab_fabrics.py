@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import down  # noqa: E402
-from controller.labfabric import bring_up, lab_dir  # noqa: E402
+from controller.lab.fabric import bring_up, lab_dir  # noqa: E402
 from tests.bench.labbench import exit_on_sigterm  # noqa: E402
 
 PREFIX = "dpu-"

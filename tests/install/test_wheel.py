@@ -87,8 +87,21 @@ def test_package_and_data_come_from_the_venv(
     assert shipped == {
         p.relative_to(ROOT / "templates") for p in (ROOT / "templates").rglob("*.j2")
     }
-    for rel in ("configure.yml", "verify.yml", "host_ports.yml", "library/dpctl_gpu_nic.py"):
+    for rel in (
+        "configure.yml",
+        "verify.yml",
+        "host_ports.yml",
+        "../plugins/modules/dpctl_gpu_nic.py",
+    ):
         assert (playbooks / rel).is_file(), rel
+    # the whole collection, module_utils too
+    collection = ROOT / "playbooks" / "ansible_collections" / "dpctl" / "fabric"
+    in_wheel = {p.relative_to(playbooks.parent) for p in playbooks.parent.rglob("*") if p.is_file()}
+    assert in_wheel >= {
+        p.relative_to(collection)
+        for p in collection.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert (package.parent / "catalog" / "switches.yaml").is_file()
 
 
@@ -138,12 +151,13 @@ def test_ansible_syntax_check_of_the_shipped_playbooks(
     assert playbooks.resolve().is_relative_to(target.resolve())
     env = {
         **env,
-        "ANSIBLE_LIBRARY": str(playbooks / "library"),
-        "ANSIBLE_ROLES_PATH": str(playbooks / "roles"),
+        # the collections path dpctl gives ansible-runner (controller.hosts)
+        "ANSIBLE_COLLECTIONS_PATH": str(playbooks.parents[3]),
         "ANSIBLE_LOCAL_TEMP": str(work / "tmp"),
         "ANSIBLE_NOCOLOR": "True",
     }
-    books = sorted(p.name for p in (ROOT / "playbooks").glob("*.yml"))
+    collection = ROOT / "playbooks" / "ansible_collections" / "dpctl" / "fabric"
+    books = sorted(p.name for p in (collection / "playbooks").glob("*.yml"))
     assert "configure.yml" in books and "verify.yml" in books
     for book in books:
         out = _run(

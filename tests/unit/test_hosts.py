@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import shlex
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,7 +20,8 @@ from controller.hosts import HostsError, _outcomes, require_ansible, select_serv
 from controller.intent import load_intent
 from controller.lab.fabric import server_setup_script
 from controller.opstate import StateFolder
-from tests.conftest import INVENTORY, ROOT, run_cli
+from controller.resources import collection_python
+from tests.conftest import INVENTORY, run_cli
 
 LAB_ACCESS = ServerAccess(
     user="root",
@@ -38,17 +37,19 @@ def _fabric(mode: str) -> Fabric:
 
 
 def _module(name: str = "dpctl_gpu_nic") -> ModuleType:
-    path = ROOT / "playbooks" / "library" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """A module of the dpctl.fabric collection, imported as AnsiballZ names it."""
+    return collection_python(f"plugins.modules.{name}")
+
+
+def _utils(name: str) -> ModuleType:
+    """One of dpctl_gpu_nic's module_utils (gpu_nic_<name>)."""
+    return collection_python(f"plugins.module_utils.gpu_nic_{name}")
 
 
 NIC = _module()
 PORT = _module("dpctl_host_port")
+NETLINK, STATE, PLAN, ROCE = _utils("netlink"), _utils("state"), _utils("plan"), _utils("roce")
+VERIFY, PERSIST, APPLY = _utils("verify"), _utils("persist"), _utils("apply")
 
 
 # -- inventory ---------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def test_inventory_has_every_server_once_with_its_nics(mode: str) -> None:
         assert host["ansible_host"] == server.mgmt_ip
         assert [n["ip"] for n in host["nics"]] == [n.ip for n in server.nics]
         # what the module works with: own facts completed by the rail's shared facts
-        full = NIC.expand_nics(host["nics"], gv["rails"])
+        full = STATE.expand_nics(host["nics"], gv["rails"])
         for nic, facts in zip(full, server.nics, strict=True):
             assert nic == {
                 "rail": facts.rail,
@@ -90,7 +91,7 @@ def test_inventory_has_every_server_once_with_its_nics(mode: str) -> None:
                 "table": 100 + facts.rail,
             }
         # peers derived by the module from the rail members = the old pairwise enumeration
-        peers = NIC.peers_of(full, gv["rail_members"])
+        peers = STATE.peers_of(full, gv["rail_members"])
         assert sorted((p["server"], p["rail"], p["ip"], p["src"]) for p in peers) == (
             _pairwise_peers(fabric, server)
         )
@@ -153,14 +154,14 @@ def test_inventory_grows_linearly_with_gpus() -> None:
 def test_peers_of_skips_only_the_own_nic() -> None:
     nics = [{"rail": 1, "ip": "10.0.0.2"}, {"rail": 2, "ip": "10.0.1.2"}]
     members = {"1": {"a": "10.0.0.2", "b": "10.0.0.3"}, "2": {"a": "10.0.1.2"}}
-    assert NIC.peers_of(nics, members) == [
+    assert STATE.peers_of(nics, members) == [
         {"server": "b", "rail": 1, "ip": "10.0.0.3", "src": "10.0.0.2"}
     ]
 
 
 def test_expand_nics_refuses_an_unknown_rail() -> None:
     with pytest.raises(ValueError, match="rail 3 is not in the inventory"):
-        NIC.expand_nics([{"rail": 3, "ip": "10.0.0.2"}], {"1": {"bond": "gpu1"}})
+        STATE.expand_nics([{"rail": 3, "ip": "10.0.0.2"}], {"1": {"bond": "gpu1"}})
 
 
 def test_jump_args_use_lab_key_known_hosts_and_proxycommand() -> None:
@@ -284,7 +285,7 @@ def _params(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
     fabric = _fabric(mode)
     gv = build_inventory(fabric, LAB_ACCESS)["all"]["children"]["gpu_servers"]
     host = gv["hosts"][fabric.servers[0].name]
-    nics = NIC.expand_nics(host["nics"], gv["vars"]["rails"])
+    nics = STATE.expand_nics(host["nics"], gv["vars"]["rails"])
     return {**gv["vars"], "nics": nics}, nics[0]
 
 
@@ -306,7 +307,7 @@ def _bare_state(nic: dict[str, Any]) -> dict[str, Any]:
 def _converged(p: dict[str, Any], nic: dict[str, Any]) -> dict[str, Any]:
     """The state `ip -j` shows after the plan ran (as seen in the lab)."""
     bond, a, b = nic["bond"], *nic["ports"]
-    info = {NIC.BOND_KEYS[k]: v for k, v in p["bond_options"].items()}
+    info = {PLAN.BOND_KEYS[k]: v for k, v in p["bond_options"].items()}
     state = _bare_state(nic)
     state["links"][bond] = {
         "ifname": bond,
@@ -333,7 +334,7 @@ def _converged(p: dict[str, Any], nic: dict[str, Any]) -> dict[str, Any]:
             f"\taction order 2: mirred (Egress Redirect to device {b}) stolen\n"
             "\tindex 2 ref 1 bind 1\n"
         )
-    state["pings"] = [NIC.keepalive_argv(nic, p["arp_keepalive_s"])]
+    state["pings"] = [PLAN.keepalive_argv(nic, p["arp_keepalive_s"])]
     if p["bond_options"]["mode"] == "802.3ad":
         state["coupled"] = {bond: 0}
     return state
@@ -342,7 +343,7 @@ def _converged(p: dict[str, Any], nic: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
 def test_plan_from_bare_matches_reference_script(mode: str) -> None:
     p, nic = _params(mode)
-    plan = NIC.plan_nic(_bare_state(nic), nic, p)
+    plan = PLAN.plan_nic(_bare_state(nic), nic, p)
     fabric = _fabric(mode)
     script = server_setup_script(fabric, fabric.servers[0])
     names = (nic["bond"], *nic["ports"], nic["ip"])
@@ -358,13 +359,13 @@ def test_plan_from_bare_matches_reference_script(mode: str) -> None:
     else:
         assert plan["independent_after"] is None and "--lacp-independent" not in script
     assert plan["tc"] == [x for x in reference if x.startswith(("qdisc", "filter"))]
-    assert plan["ping"] == NIC.keepalive_argv(nic, 2)
+    assert plan["ping"] == PLAN.keepalive_argv(nic, 2)
 
 
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
 def test_converged_state_plans_nothing(mode: str) -> None:
     p, nic = _params(mode)
-    plan = NIC.plan_nic(_converged(p, nic), nic, p)
+    plan = PLAN.plan_nic(_converged(p, nic), nic, p)
     assert plan == {"ip": [], "tc": [], "ping": None, "why": [], "independent_after": None}
 
 
@@ -397,9 +398,9 @@ class FakeServer:
 def test_a_new_lacp_bond_gets_independent_control_while_it_is_still_down() -> None:
     p, nic = _params("evpn-mh")
     bond = nic["bond"]
-    plan = NIC.plan_nic(_bare_state(nic), nic, p)
+    plan = PLAN.plan_nic(_bare_state(nic), nic, p)
     server = FakeServer({}, {})
-    NIC.apply_plan(server.run, bond, plan, server.set_control)
+    APPLY.apply_plan(server.run, bond, plan, server.set_control)
     at = server.log.index(f"coupled_control 0 {bond}")
     assert server.log[:at] == [plan["ip"][0]]  # after `link add`, before ports, address, up
     assert server.log[at + 1 :] == plan["ip"][1:]
@@ -420,14 +421,14 @@ def test_a_running_coupled_bond_is_reported_not_bounced_and_changes_at_boot(
     def read_state(run: Any, nics: Any, control: Any = None) -> dict[str, Any]:
         return {**converged, "coupled": {bond: server.control(bond)}}
 
-    monkeypatch.setattr(NIC, "read_state", read_state)
-    result = NIC.configure(server.run, p, check=False, control=server.control)
+    monkeypatch.setattr(APPLY, "read_state", read_state)
+    result = APPLY.configure(server.run, p, check=False, control=server.control)
     assert server.log == [] and result["changed"] is False
-    assert result["lacp_control"] == {bond: NIC.COUPLED_RUNNING}
-    assert "next boot" in NIC.COUPLED_RUNNING
+    assert result["lacp_control"] == {bond: NETLINK.COUPLED_RUNNING}
+    assert "next boot" in NETLINK.COUPLED_RUNNING
 
-    monkeypatch.setattr(NIC, "read_persistent", lambda root: NIC.render_persistent(p))
-    boot = NIC.apply_persistent(server.run, str(tmp_path), server.control, server.set_control)
+    monkeypatch.setattr(APPLY, "read_persistent", lambda root: PERSIST.render_persistent(p))
+    boot = APPLY.apply_persistent(server.run, str(tmp_path), server.control, server.set_control)
     assert server.log == [
         f"ip link set {bond} down",
         f"coupled_control 0 {bond}",
@@ -435,11 +436,11 @@ def test_a_running_coupled_bond_is_reported_not_bounced_and_changes_at_boot(
     ]
     assert boot["lacp_control"] == {bond: NIC.INDEPENDENT}
     # a kernel without the option: nothing to do, said so
-    assert NIC.lacp_control_text(None) == NIC.COUPLED
+    assert NETLINK.lacp_control_text(None) == NIC.COUPLED
 
 
 def test_lacp_independent_names_a_bond_it_cannot_set(capsys: pytest.CaptureFixture[str]) -> None:
-    assert NIC.lacp_independent_main(["dpctl-no-such-bond"]) == 1
+    assert NETLINK.lacp_independent_main(["dpctl-no-such-bond"]) == 1
     assert capsys.readouterr().err.startswith("dpctl-no-such-bond: ")
 
 
@@ -449,19 +450,19 @@ def test_drift_plans_only_the_fix() -> None:
     drifted = copy.deepcopy(state)
     drifted["routes"] = []
     drifted["pings"] = []
-    plan = NIC.plan_nic(drifted, nic, p)
+    plan = PLAN.plan_nic(drifted, nic, p)
     route = f"route replace {p['rail_pool']} via {nic['gateway']} dev {nic['bond']}"
     assert plan["ip"] == [f"{route} table {nic['table']}"]
     assert plan["tc"] == [] and plan["ping"] is not None
     # a wrong bond mode means recreate the bond and everything that hangs off it
     wrong = copy.deepcopy(state)
     wrong["links"][nic["bond"]]["linkinfo"]["info_data"]["mode"] = "active-backup"
-    plan = NIC.plan_nic(wrong, nic, p)
+    plan = PLAN.plan_nic(wrong, nic, p)
     assert plan["ip"][0] == f"link del {nic['bond']}" and len(plan["tc"]) == 2
     # a rule pointing elsewhere is replaced
     other = copy.deepcopy(state)
     other["rules"] = [{"priority": nic["table"], "src": "10.9.9.9", "table": "7"}]
-    plan = NIC.plan_nic(other, nic, p)
+    plan = PLAN.plan_nic(other, nic, p)
     assert plan["ip"] == [
         f"rule del priority {nic['table']}",
         f"rule add from {nic['ip']} table {nic['table']} priority {nic['table']}",
@@ -472,14 +473,14 @@ def test_evpn_removes_leftover_arp_mirroring() -> None:
     p, nic = _params("evpn-mh")
     state = _converged(p, nic)
     state["clsact"] = [nic["bond"]]
-    assert NIC.plan_nic(state, nic, p)["tc"] == [f"qdisc del dev {nic['bond']} clsact"]
+    assert PLAN.plan_nic(state, nic, p)["tc"] == [f"qdisc del dev {nic['bond']} clsact"]
 
 
 def test_tc_filter_parser() -> None:
     p, nic = _params("dual-arp")
     text = _converged(p, nic)["filters"][nic["bond"]]
     a, b = nic["ports"]
-    assert NIC.parse_tc_filters(text) == [("arp", [("Mirror", a), ("Redirect", b)])]
+    assert PLAN.parse_tc_filters(text) == [("arp", [("Mirror", a), ("Redirect", b)])]
 
 
 def test_check_mode_runs_nothing() -> None:
@@ -495,22 +496,22 @@ def test_check_mode_runs_nothing() -> None:
         return 1, "", "unsupported"
 
     p = {**p, "nics": [nic], "roce": {"enabled": False}}
-    result = NIC.configure(run, p, check=True)
+    result = APPLY.configure(run, p, check=True)
     assert result["changed"]
     assert all(c[:2] in (["ip", "-j"], ["tc", "-j"]) or c[1] == "filter" for c in calls)
     assert not any("-batch" in c for c in calls)
 
 
 def test_roce_skipped_with_message_without_tooling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(NIC.shutil, "which", lambda name: None)
-    res = NIC.roce_port(lambda *a, **k: (1, "", ""), "nic1p1", {"pfc_priorities": [3, 4]}, False)
+    monkeypatch.setattr(ROCE.shutil, "which", lambda name: None)
+    res = ROCE.roce_port(lambda *a, **k: (1, "", ""), "nic1p1", {"pfc_priorities": [3, 4]}, False)
     assert res["changed"] is False
     assert res["skipped"].startswith("RoCE host settings skipped on nic1p1")
     assert "mlnx_qos, dcb, lldptool" in res["skipped"]
 
 
 def test_roce_dcb_sets_pfc_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(NIC.shutil, "which", lambda name: "/x" if name == "dcb" else None)
+    monkeypatch.setattr(ROCE.shutil, "which", lambda name: "/x" if name == "dcb" else None)
     pfc = {"prio_pfc": {str(i): i in (3, 4) for i in range(8)}}
     app = {"dscp_prio": [[24, 3]]}
 
@@ -518,9 +519,9 @@ def test_roce_dcb_sets_pfc_once(monkeypatch: pytest.MonkeyPatch) -> None:
         return 0, json.dumps(app if "app" in argv else pfc), ""
 
     roce = {"pfc_priorities": [3, 4], "dscp_to_prio": {"24": 3}}
-    assert NIC.roce_port(run, "p", roce, False)["changed"] is False
+    assert ROCE.roce_port(run, "p", roce, False)["changed"] is False
     pfc["prio_pfc"]["4"] = False
-    res = NIC.roce_port(run, "p", roce, True)
+    res = ROCE.roce_port(run, "p", roce, True)
     assert res["changed"] and res["commands"][0][:4] == ["dcb", "pfc", "set", "dev"]
 
 

@@ -1,6 +1,6 @@
 """The lab's choice of guest kernel (DPCTL_LAB_KERNEL), unpacking a zstd-compressed kernel,
-and the netlink messages of the servers' independent LACP control (the NIC module,
-`playbooks/library/dpctl_gpu_nic.py`).
+and the netlink messages of the servers' independent LACP control (the NIC module's
+module_utils `gpu_nic_netlink.py` in the dpctl.fabric collection).
 
 This machine's kernel has no bonding, so the module's request itself runs in the lab
 (`tests/lab/test_fabric_lab.py`, which checks each server's report against the guest's
@@ -20,8 +20,10 @@ import pytest
 from controller.lab import kernel
 from controller.lab.errors import LabSetupError
 from controller.lab.fabric import gpu_nic_module, lacp_control_summary
+from controller.resources import collection_python
 
 NIC = gpu_nic_module()
+NETLINK = collection_python("plugins.module_utils.gpu_nic_netlink")
 
 
 def test_default_guest_kernel_keeps_the_cache_entry_it_always_had(
@@ -74,40 +76,39 @@ def test_a_zstd_compressed_kernel_is_unpacked(tmp_path: Path) -> None:
 def _getlink_reply(info_data: bytes) -> bytes:
     """An RTM_NEWLINK answer to RTM_GETLINK: nlmsghdr, ifinfomsg, IFLA_IFNAME, then
     IFLA_LINKINFO with the bond's IFLA_INFO_DATA."""
-    linkinfo = NIC.nl_attr(
-        NIC.IFLA_LINKINFO | NIC.NLA_F_NESTED,
-        NIC.nl_attr(NIC.IFLA_INFO_KIND, b"bond\0")
-        + NIC.nl_attr(NIC.IFLA_INFO_DATA | NIC.NLA_F_NESTED, info_data),
+    linkinfo = NETLINK.nl_attr(
+        NETLINK.IFLA_LINKINFO | NETLINK.NLA_F_NESTED,
+        NETLINK.nl_attr(NETLINK.IFLA_INFO_KIND, b"bond\0")
+        + NETLINK.nl_attr(NETLINK.IFLA_INFO_DATA | NETLINK.NLA_F_NESTED, info_data),
     )
-    body = struct.pack("BxHiII", 0, 1, 7, 0, 0) + NIC.nl_attr(3, b"gpu1\0") + linkinfo
+    body = struct.pack("BxHiII", 0, 1, 7, 0, 0) + NETLINK.nl_attr(3, b"gpu1\0") + linkinfo
     return struct.pack("IHHII", 16 + len(body), 16, 0, 1, 0) + body
 
 
 def test_the_read_back_finds_coupled_control_among_the_bonds_options() -> None:
-    min_links = NIC.nl_attr(18, struct.pack("I", 1))
-    cc = NIC.IFLA_BOND_COUPLED_CONTROL
+    min_links = NETLINK.nl_attr(18, struct.pack("I", 1))
+    cc = NETLINK.IFLA_BOND_COUPLED_CONTROL
     for value in (0, 1):
-        data = min_links + NIC.nl_attr(cc, bytes([value]))
-        assert NIC.coupled_control(_getlink_reply(data)) == value
+        data = min_links + NETLINK.nl_attr(cc, bytes([value]))
+        assert NETLINK.coupled_control(_getlink_reply(data)) == value
     # a kernel without the option reports no such attribute
-    assert NIC.coupled_control(_getlink_reply(min_links)) is None
+    assert NETLINK.coupled_control(_getlink_reply(min_links)) is None
 
 
 def test_attributes_are_padded_to_four_bytes_and_read_back() -> None:
-    packed = NIC.nl_attr(1, b"bond\0") + NIC.nl_attr(32, b"\0")
+    packed = NETLINK.nl_attr(1, b"bond\0") + NETLINK.nl_attr(32, b"\0")
     assert len(packed) == 12 + 8
-    assert NIC.nl_attrs(packed) == {1: b"bond\0", 32: b"\0"}
-    assert NIC.nl_attrs(b"\x02\x00") == {}  # truncated: nothing, no exception
+    assert NETLINK.nl_attrs(packed) == {1: b"bond\0", 32: b"\0"}
+    assert NETLINK.nl_attrs(b"\x02\x00") == {}  # truncated: nothing, no exception
 
 
 def test_a_netlink_error_reply_gives_its_errno() -> None:
     def error(code: int) -> bytes:
-        return (
-            struct.pack("IHHII", 36, NIC.NLMSG_ERROR, 0, 1, 0) + struct.pack("i", code) + bytes(16)
-        )
+        header = struct.pack("IHHII", 36, NETLINK.NLMSG_ERROR, 0, 1, 0)
+        return header + struct.pack("i", code) + bytes(16)
 
-    assert NIC.nl_ack_error(error(0)) == 0
-    assert NIC.nl_ack_error(error(-16)) == 16  # EBUSY: the bond is up
+    assert NETLINK.nl_ack_error(error(0)) == 0
+    assert NETLINK.nl_ack_error(error(-16)) == 16  # EBUSY: the bond is up
 
 
 def test_a_servers_setup_report_names_its_lacp_control() -> None:

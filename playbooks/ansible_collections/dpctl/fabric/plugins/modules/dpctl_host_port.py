@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/python
 """Ansible module: take a GPU server's bond member ports out of service, or back.
 
 Used by `dpctl drain --hosts-first` before a leaf is drained: the server's port facing that
@@ -25,21 +25,77 @@ path on the rail, which is never what a drain means.
 
 from __future__ import annotations
 
+DOCUMENTATION = r"""
+module: dpctl_host_port
+short_description: Bond member ports of a GPU server out of their bonds (down) or back (up)
+description:
+  - The host-side step of C(dpctl drain --hosts-first) and C(dpctl undrain --hosts-first).
+  - V(down) releases each port from its bond (C(ip link set PORT nomaster)), leaving it
+    down, so the bond moves its flows to the other plane before the leaf is drained; a
+    release, not a link down, because the bonding driver waits for every sender that may
+    still hold the member before it closes the port.
+  - V(up) puts a released port back into its bond and brings it up (the bond's updelay then
+    holds traffic off it until it has settled).
+  - Refused, changing nothing, are a port that is no member of the named bond (nor released
+    from it), and taking a port out while no other member of its bond is up (the server's
+    last path on the rail).
+author:
+  - dpctl contributors (!UNKNOWN)
+requirements:
+  - iproute2 (C(ip)) on the server
+options:
+  ports:
+    description:
+      - Each port and the bond it belongs to, as dicts with C(port) and C(bond) (names).
+    type: list
+    elements: dict
+    required: true
+  state:
+    description: V(down) releases the ports from their bonds; V(up) puts them back.
+    type: str
+    choices: [down, up]
+    required: true
+attributes:
+  check_mode:
+    description: Reports the commands it would run; runs none.
+    support: full
+  diff_mode:
+    description: Reports no diff.
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: The server's port facing leaf p1-g1-leaf1 out of its bond
+  dpctl.fabric.dpctl_host_port:
+    ports:
+      - {port: ens1f0, bond: gpu1}
+    state: down
+"""
+
+RETURN = r"""
+commands:
+  description: The C(ip) commands run (or, in check mode, that would run).
+  returned: always
+  type: list
+  elements: str
+  sample: [ip link set dev ens1f0 nomaster]
+msg:
+  description: How many ports were brought to the state, with how many commands.
+  returned: always
+  type: str
+  sample: "1 ports down: 1 commands"
+"""
+
 import json
 import subprocess
 from typing import Any
 
-DOCUMENTATION = r"""
-module: dpctl_host_port
-short_description: Bond member ports of a GPU server out of their bonds (down) or back (up)
-options:
-  ports:
-    type: list
-    elements: dict
-    required: true
-    description: "[{port: nic1p1, bond: gpu1}, ...]: each port and the bond it belongs to"
-  state: {type: str, choices: [down, up], required: true}
-"""
+from ansible.module_utils.basic import AnsibleModule
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "ports": {"type": "list", "elements": "dict", "required": True},
+    "state": {"type": "str", "choices": ["down", "up"], "required": True},
+}
 
 
 def run_cmd(argv: list[str]) -> tuple[int, str, str]:
@@ -111,15 +167,7 @@ def plan(ports: list[dict[str, str]], state: str) -> tuple[list[list[str]], list
 
 
 def main() -> None:
-    from ansible.module_utils.basic import AnsibleModule
-
-    module = AnsibleModule(
-        argument_spec={
-            "ports": {"type": "list", "elements": "dict", "required": True},
-            "state": {"type": "str", "choices": ["down", "up"], "required": True},
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     ports, state = module.params["ports"], module.params["state"]
     bad = [
         p for p in ports if not isinstance(p.get("port"), str) or not isinstance(p.get("bond"), str)
