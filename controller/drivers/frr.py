@@ -31,9 +31,8 @@ import shlex
 import tarfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any
 
 import paramiko
@@ -45,6 +44,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
+from controller.agents import pack
 from controller.drivers import bundle, common
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
@@ -53,7 +53,13 @@ STATE = "/etc/frr/dpctl"
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 MAIN_FILE = "frr.conf"
 LINUX_FILES = ("ip.batch", "bridge.batch", "sysctl.conf", "qos.tc")
-AGENT = "arp_to_host.py"
+AGENT = "arp_to_host.pyz"
+"""The ARP-to-host agent as a switch gets it: one zipapp (controller/agents/pack.py)."""
+AGENT_RUN = "arp_to_host.py"
+"""The agent's pid file and log are {STATE}/arp_to_host.py.pid and .log, and a process whose
+command line holds this name is the agent: the names of the single-file agent before the
+zipapp (its file, {STATE}/arp_to_host.py, goes when an agent is stopped), so a dpctl upgrade
+stops the agent an older dpctl started."""
 BUNDLE_FILES = (MAIN_FILE, *LINUX_FILES, "arp-to-host.json")
 AGENT_STAMP = "arp-to-host.agent"
 """Stored with the applied files, written by the driver (never taken from a bundle): the
@@ -242,7 +248,7 @@ class FrrDriver(DpctlDriver):
             )
         return out
 
-    def _with_files(self, files: dict[str, str], script: str) -> tuple[int, str, str]:
+    def _with_files(self, files: Mapping[str, str | bytes], script: str) -> tuple[int, str, str]:
         """Write ``files`` (paths relative to the state folder) then run ``script``: one exec,
         the files as one tar archive on stdin."""
         command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && {{ {script}\n}}"
@@ -492,13 +498,15 @@ class FrrDriver(DpctlDriver):
         config as the one this commit confirmed: one exec. With ``keep_agent`` (nothing the
         agent reads changed: ``agent_unchanged``) a running agent is left running, and one
         that is not running is started."""
-        pid = f"{STATE}/{AGENT}.pid"
+        pid = f"{STATE}/{AGENT_RUN}.pid"
         # the recorded pid is the agent's only while its command line says so (pid reuse)
         running = (
-            f'p=$(cat {pid} 2>/dev/null) && [ -n "$p" ] && grep -qs {AGENT} /proc/"$p"/cmdline'
+            f'p=$(cat {pid} 2>/dev/null) && [ -n "$p" ] && grep -qs {AGENT_RUN} /proc/"$p"/cmdline'
         )
-        stop = f'if {running}; then kill "$p"; fi; rm -f {pid}'
-        upload = {f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP}
+        stop = f'if {running}; then kill "$p"; fi; rm -f {pid} {STATE}/{AGENT_RUN}'
+        upload: dict[str, str | bytes] = {
+            f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP
+        }
         stamp = agent_stamp(files)
         if stamp is None:
             script = [stop, f"rm -f {STATE}/current/{AGENT_STAMP}"]
@@ -508,7 +516,7 @@ class FrrDriver(DpctlDriver):
             # setsid: the agent must outlive this SSH session (its own session, no terminal).
             start = (
                 f"setsid sh -c 'echo $$ > {pid}; exec python3 {STATE}/{AGENT} "
-                f"{STATE}/current/arp-to-host.json' >{STATE}/{AGENT}.log 2>&1 </dev/null &"
+                f"{STATE}/current/arp-to-host.json' >{STATE}/{AGENT_RUN}.log 2>&1 </dev/null &"
             )
             script = [f"if ! {{ {running}; }}; then {start} fi"] if keep_agent else [stop, start]
         if record_running:
@@ -671,9 +679,10 @@ def _file_diff(name: str, old: str, new: str) -> list[str]:
     )
 
 
-def agent_source() -> str:
-    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf."""
-    return resources.files("controller.agents").joinpath(AGENT).read_text()
+def agent_source() -> bytes:
+    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf: the zipapp of
+    controller/agents/arp_to_host/, the same bytes for the same code (agents/pack.py)."""
+    return pack.agent_archive()
 
 
 def _links_rebuilt(old: dict[str, str], new: dict[str, str]) -> bool:
@@ -707,7 +716,7 @@ def agent_stamp(files: dict[str, str]) -> str | None:
     config = files.get("arp-to-host.json")
     if not config or json.loads(config).get("table") is None:
         return None
-    digest = hashlib.sha256(agent_source().encode()).hexdigest()
+    digest = hashlib.sha256(agent_source()).hexdigest()
     return f"{AGENT} sha256 {digest}\n"
 
 
@@ -724,12 +733,12 @@ class _Snapshot:
         return MAIN_FILE in self.files and bool(self.applied) and self.running == self.applied
 
 
-def _tar(files: dict[str, str]) -> bytes:
+def _tar(files: Mapping[str, str | bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
         now = time.time()
         for path, text in files.items():
-            data = text.encode()
+            data = text if isinstance(text, bytes) else text.encode()
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(data), 0o640, now
             archive.addfile(info, io.BytesIO(data))

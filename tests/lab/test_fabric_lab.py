@@ -27,7 +27,7 @@ import pytest
 
 from controller.deploy import DeviceOutcome, deploy, load_maintenance, maintenance_file
 from controller.drain import DrainRefused, drain, undrain
-from controller.drivers.frr import AGENT
+from controller.drivers.frr import AGENT_RUN
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.labfabric import gpu_nic_module
 from controller.render.engine import render_fabric
@@ -786,7 +786,7 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
             )
 
     threads = [threading.Thread(target=probe, args=(n, *f)) for n, f in flows.items()]
-    agent_pid = f"cat /etc/frr/dpctl/{AGENT}.pid"
+    agent_pid = f"cat /etc/frr/dpctl/{AGENT_RUN}.pid"
     with lab.session() as s:
         agent_before = s.check(leaf, agent_pid).strip()
     for t in threads:
