@@ -3,6 +3,15 @@
 Schema first (pydantic v2, extra keys forbidden): a typo in a key is an error, never a
 silently ignored line. Credentials are references (environment variable names, key file
 paths); a secret written into the intent is refused.
+
+The loader and the JSON Schema (``dpctl schema``) draw the same line (issue 40): users check
+intents with their own tools, so a value the schema refuses is refused here and the other way
+round, but for RULES_BEYOND_SCHEMA (tests/unit/test_schema_loader_agree.py). Types are JSON's:
+``gpus: "4"`` is text, not a number, and is refused (write ``gpus: 4``), as are ``true`` for
+a number and ``1`` or ``"yes"`` for a flag. A network engineer reads a quoted value as text,
+YAML and every JSON Schema tool do too, and a loader that quietly turned text into numbers
+would accept ``" 4"`` or ``"4.0"`` while the user's editor flags them. ``4.0`` is the number
+4 (JSON Schema counts it as an integer), so it is accepted.
 """
 
 from __future__ import annotations
@@ -20,12 +29,16 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
+    StrictBool,
     ValidationError,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
+from controller import intent_patterns as patterns
 from controller import platforms
 from controller.errors import IntentError
 
@@ -50,21 +63,57 @@ PlatformName = Annotated[
 LoadBalancingMode = Literal["ars", "wcmp", "pbr", "spray", "ecmp"]
 IncastLevel = Literal["low", "medium", "high"]
 SonicRelease = Literal["master", "202605", "202511"]
-Asn = Annotated[int, Field(ge=1, le=4_294_967_294)]
-MacAddress = Annotated[str, Field(pattern=r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")]
+Text = Annotated[str, Strict()]
 
 
-def _parse_network(value: Any) -> Any:
-    """Give ipaddress's own reason (host bits set, bad octet) instead of a generic one."""
+def _json_integer(value: Any) -> Any:
+    """JSON's integers: 4.0 is the number 4 (as in JSON Schema); text and true/false are not."""
+    if isinstance(value, bool):
+        raise ValueError(f"Input should be a valid integer, not {str(value).lower()}")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, str):
-        try:
-            return IPv4Network(value, strict=True)
-        except ValueError as exc:
-            raise ValueError(f"{value!r} is not a valid IPv4 network: {exc}") from None
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        number = re.fullmatch(r"\s*[+-]?[0-9]+\s*", value)
+        hint = " (write the number without quotes)" if number else ""
+        raise ValueError(f"Input should be a valid integer, not the text {shown!r}{hint}")
     return value
 
 
-Pool = Annotated[IPv4Network, BeforeValidator(_parse_network)]
+JSON_INTEGER = BeforeValidator(_json_integer)
+# Bounds go inside the Annotated, before the validator: given to the field of an optional or
+# re-annotated integer, pydantic writes them to the JSON Schema as "ge"/"le", which no JSON
+# Schema tool knows (the schema/loader property test found it).
+Integer = Annotated[int, Strict(), JSON_INTEGER]
+Count = Annotated[int, Strict(), Field(ge=1), JSON_INTEGER]
+Asn = Annotated[int, Strict(), Field(ge=1, le=4_294_967_294), JSON_INTEGER]
+MacAddress = Annotated[Text, Field(pattern=patterns.MAC_ADDRESS)]
+
+
+def _parse_network(value: Any) -> IPv4Network:
+    """Give ipaddress's own reason (host bits set, bad octet) instead of a generic one, and
+    take only the form ipaddress prints (what the schema's pattern states)."""
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{value!r} is not a valid IPv4 network: write it as text like '10.0.0.0/24'"
+        )
+    try:
+        network = IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a valid IPv4 network: {exc}") from None
+    if str(network) != value:
+        raise ValueError(
+            f"{value!r} is not a valid IPv4 network as written: give it as address/prefix "
+            f"length without leading zeros, here {str(network)!r}"
+        )
+    return network
+
+
+Pool = Annotated[
+    IPv4Network,
+    BeforeValidator(_parse_network),
+    WithJsonSchema({"type": "string", "pattern": patterns.IPV4_NETWORK}),
+]
 
 NAME_FIELDS = {
     "leaf": {"plane", "group", "leaf"},
@@ -85,7 +134,7 @@ FORMAT_SPEC_RE = re.compile(r"^(0?[1-9][0-9]?)?[dxX]?$")
 # Values a pattern is tried with when the intent is read (the generator checks every real name
 # again): small and large, so width and alphabet problems show here.
 SAMPLE_VALUES = (1, 99_999)
-FREE_TEXT_RE = r"^[A-Za-z0-9 _.,:;()/+=@#-]{0,200}$"
+FREE_TEXT_RE = patterns.FREE_TEXT
 FREE_TEXT_RULE = (
     "free text may use ASCII letters, digits, spaces and _ . , : ; ( ) / + = @ # - "
     "(at most 200 characters; no quotes, braces, backslashes or line breaks)"
@@ -99,11 +148,24 @@ def check_device_name(name: str, where: str) -> str:
     return name
 
 
+# The loader's rules no JSON Schema can state; the schema's description and docs/intent.md
+# list them, and the schema/loader property test checks each with its own code.
+RULES_BEYOND_SCHEMA = {
+    "naming-length": (
+        "naming.leaf, naming.spine, naming.server: the name a pattern gives for field values "
+        "1 and 99999 is at most 63 characters (the length depends on how wide each field "
+        "expands, a sum a JSON Schema cannot compute)"
+    ),
+}
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # python-re: the patterns are shared with the JSON Schema (controller/intent_patterns.py)
+    # and use a lookahead, which pydantic's default (Rust) engine has not.
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="python-re")
 
 
-CatalogModel = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+CatalogModel = Annotated[Text, Field(pattern=patterns.CATALOG_MODEL)]
 
 
 class SwitchModels(_Strict):
@@ -112,8 +174,10 @@ class SwitchModels(_Strict):
 
 
 class Plane(_Strict):
-    id: Literal[1, 2]
-    description: str = Field(default="", description=FREE_TEXT_RULE)
+    id: Annotated[Literal[1, 2], BeforeValidator(_json_integer)]
+    description: Text = Field(
+        default="", description=FREE_TEXT_RULE, json_schema_extra={"pattern": FREE_TEXT_RE}
+    )
 
     @field_validator("description")
     @classmethod
@@ -127,10 +191,8 @@ class Addressing(_Strict):
     loopbacks: Pool = Field(description="Pool for switch loopbacks (router id, VTEP)")
     rail_subnets: Pool = Field(description="Pool cut into one subnet per (group, rail)")
     management: Pool = Field(description="Out-of-band management: switches, then servers")
-    rail_prefixlen: int | None = Field(
+    rail_prefixlen: Annotated[int, Strict(), Field(ge=8, le=30), JSON_INTEGER] | None = Field(
         default=None,
-        ge=8,
-        le=30,
         description="Prefix length per rail subnet (default: smallest fit)",
     )
     anycast_gateway_mac: MacAddress = "02:dc:00:00:00:01"
@@ -142,8 +204,8 @@ class AsnScheme(_Strict):
 
 
 class Roce(_Strict):
-    enabled: bool = True
-    cable_length_m: int = Field(default=5, ge=1, le=40000)
+    enabled: StrictBool = True
+    cable_length_m: Integer = Field(default=5, ge=1, le=40000)
     incast: IncastLevel = "medium"
     mode: Literal["lossless", "lossy"] = "lossless"
 
@@ -156,16 +218,17 @@ class LoadBalancing(_Strict):
 class Credentials(_Strict):
     """References only: where the secret lives, never the secret."""
 
-    username: str = Field(
+    username: Text = Field(
         default="admin",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$",
+        pattern=patterns.USERNAME,
         description="Login user: letters, digits, _ . - (at most 32, not starting with - or .)",
     )
-    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-    ssh_key_file: str | None = Field(
+    password_env: Text | None = Field(default=None, pattern=patterns.ENV_NAME)
+    ssh_key_file: Text | None = Field(
         default=None,
-        pattern=r"^[^\x00-\x1f\x7f]{1,4096}$",
-        description="Path of the SSH private key (no control characters)",
+        pattern=patterns.KEY_PATH,
+        max_length=4096,
+        description="Path of the SSH private key (no control characters, at most 4096)",
     )
 
     @model_validator(mode="before")
@@ -189,17 +252,22 @@ class Naming(_Strict):
     width/zero-padding and d/x/X as format spec (e.g. {server:04d}).
     """
 
-    leaf: str = Field(
+    # The validator below gives the reason in words; the schema states the same rule as a
+    # pattern (but for the names' length: RULES_BEYOND_SCHEMA).
+    leaf: Text = Field(
         default="p{plane}-g{group}-leaf{leaf}",
         description="Leaf names; fields {plane} {group} {leaf}. " + DEVICE_NAME_RULE,
+        json_schema_extra={"pattern": patterns.naming_pattern(NAME_FIELDS["leaf"])},
     )
-    spine: str = Field(
+    spine: Text = Field(
         default="p{plane}-spine{spine}",
         description="Spine names; fields {plane} {spine}. " + DEVICE_NAME_RULE,
+        json_schema_extra={"pattern": patterns.naming_pattern(NAME_FIELDS["spine"])},
     )
-    server: str = Field(
+    server: Text = Field(
         default="srv{server:04d}",
         description="GPU server names; fields {server} {group}. " + DEVICE_NAME_RULE,
+        json_schema_extra={"pattern": patterns.naming_pattern(NAME_FIELDS["server"])},
     )
 
     @field_validator("leaf", "spine", "server")
@@ -234,21 +302,36 @@ class Naming(_Strict):
         return pattern
 
 
+# Cross-field rules of the loader, in the schema's words: servers or gpus given as a number,
+# and the two planes are 1 and 2.
+SIZE_GIVEN: list[Any] = [
+    {"required": [key], "properties": {key: {"type": "integer"}}} for key in ("servers", "gpus")
+]
+PLANES_ONE_AND_TWO: list[Any] = [
+    {"contains": {"type": "object", "required": ["id"], "properties": {"id": {"const": i}}}}
+    for i in (1, 2)
+]
+
+
 class FabricIntent(_Strict):
     """A dual-plane, rail-optimized GPU back-end fabric."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$", description="Fabric name")
+    model_config = ConfigDict(json_schema_extra={"anyOf": SIZE_GIVEN})
+
+    name: Text = Field(pattern=patterns.FABRIC_NAME, description="Fabric name")
     platform: PlatformName
     switches: SwitchModels
-    servers: int | None = Field(default=None, ge=1, description="GPU servers (or give gpus)")
-    gpus: int | None = Field(default=None, ge=1, description="Total GPUs (or give servers)")
-    gpus_per_server: int = Field(default=8, ge=1, le=64)
-    planes: tuple[Plane, Plane] = (Plane(id=1), Plane(id=2))
+    servers: Count | None = Field(default=None, description="GPU servers (or give gpus)")
+    gpus: Count | None = Field(default=None, description="Total GPUs (or give servers)")
+    gpus_per_server: Integer = Field(default=8, ge=1, le=64)
+    planes: tuple[Plane, Plane] = Field(
+        default=(Plane(id=1), Plane(id=2)), json_schema_extra={"allOf": PLANES_ONE_AND_TWO}
+    )
     dual_leaf_mode: DualLeafMode
     # On in both modes: without it a leaf's failure or drain (and in EVPN-MH a server link's)
     # black-holes the plane's half of every flow into the servers behind that leaf for the
     # whole outage (README, "Cross-plane protection"; docs/failure-matrix.md).
-    cross_plane_protection: bool = Field(
+    cross_plane_protection: StrictBool = Field(
         default=True,
         description="Backup path for the host routes between the two leaves of a pair (dual-ARP: "
         "an AUX link to the other plane's leaf; EVPN-MH: over the pair's own session). "
@@ -260,9 +343,9 @@ class FabricIntent(_Strict):
     load_balancing: LoadBalancing = LoadBalancing()
     credentials: Credentials = Credentials()
     naming: Naming = Naming()
-    mtu: int = Field(default=9216, ge=1500, le=9216)
-    bfd: bool = True
-    evpn_mh_startup_delay: int = Field(
+    mtu: Integer = Field(default=9216, ge=1500, le=9216)
+    bfd: StrictBool = True
+    evpn_mh_startup_delay: Integer = Field(
         default=180,
         ge=0,
         le=3600,
@@ -274,8 +357,8 @@ class FabricIntent(_Strict):
         "sonic-buildimage master at or after the vendored YANG models' commit (086b03bd); "
         "release branches lack models dpctl needs and are refused with the reason",
     )
-    vni_base: int = Field(default=10000, ge=1, le=16_000_000)
-    vlan_base: int = Field(default=1000, ge=2, le=3000)
+    vni_base: Integer = Field(default=10000, ge=1, le=16_000_000)
+    vlan_base: Integer = Field(default=1000, ge=2, le=3000)
 
     @field_validator("planes")
     @classmethod
@@ -353,5 +436,25 @@ def load_intent(path: Path) -> FabricIntent:
     return intent_from_data(data, str(path))
 
 
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
 def intent_schema() -> dict[str, Any]:
-    return FabricIntent.model_json_schema()
+    """The intent's JSON Schema (Draft 2020-12): what load_intent accepts, but for the rules
+    it lists in its description (RULES_BEYOND_SCHEMA) and those checked once the fabric is
+    built from the intent (docs/intent.md)."""
+    schema = FabricIntent.model_json_schema()
+    network = {"type": "string", "pattern": patterns.IPV4_NETWORK}
+    schema["$defs"]["IPv4Network"] = {**network, "description": patterns.IPV4_NETWORK_RULE}
+    for prop in schema["$defs"]["Addressing"]["properties"].values():
+        if all(prop.get(key) == value for key, value in network.items()):
+            del prop["type"], prop["pattern"]
+            prop["$ref"] = "#/$defs/IPv4Network"
+    beyond = "; ".join(RULES_BEYOND_SCHEMA.values())
+    schema["description"] += (
+        f" Rules this schema cannot state, checked by dpctl when it reads the intent: {beyond}."
+        " Checked when dpctl builds the fabric (dpctl plan): the catalog's switch models and "
+        "their platforms, the sizes, the address pools' sizes and overlaps, the ASNs "
+        "(docs/intent.md)."
+    )
+    return {"$schema": SCHEMA_DIALECT, **schema}

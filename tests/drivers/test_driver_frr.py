@@ -26,6 +26,7 @@ from controller.drivers import bundle
 from controller.platforms.frr import driver as frr_module
 from controller.platforms.frr.agent import (
     AGENT,
+    AGENT_RUN,
     AGENT_STAMP,
     agent_source,
     agent_stamp,
@@ -406,9 +407,9 @@ def test_the_commit_stores_the_stamp_of_the_agent_it_starts(with_agent: bool) ->
     driver._finish(files, record_running=False)
     ((command, archive),) = sent
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        got = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}  # type: ignore[union-attr]
+        got = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
     if with_agent:
-        assert got[f"current/{AGENT_STAMP}"] == agent_stamp(files)
+        assert got[f"current/{AGENT_STAMP}"].decode() == agent_stamp(files)
         assert got[AGENT] == agent_source() and "exec python3" in command
     else:
         assert f"current/{AGENT_STAMP}" not in got and AGENT not in got
@@ -450,7 +451,7 @@ def test_a_commit_keeps_a_running_agent_only_when_told_and_never_kills_a_strange
     driver._run = run
     config = {"table": 100, "interfaces": ["rail1"], "prefixes": ["10.9.0.0/29"], "bridge": "br0"}
     files = {"frr.conf": APPLIED, "arp-to-host.json": json.dumps(config)}
-    pidfile = state / f"{AGENT}.pid"
+    pidfile = state / f"{AGENT_RUN}.pid"
     started: list[int] = []
 
     def agent_after(keep: bool) -> int:
@@ -462,7 +463,8 @@ def test_a_commit_keeps_a_running_agent_only_when_told_and_never_kills_a_strange
                 started.append(int(text))
                 return int(text)
             time.sleep(0.1)
-        raise AssertionError(f"no agent running: {pidfile} {(state / f'{AGENT}.log').read_text()}")
+        log = (state / f"{AGENT_RUN}.log").read_text()
+        raise AssertionError(f"no agent running: {pidfile} {log}")
 
     stranger = subprocess.Popen(["sleep", "120"])
     try:

@@ -11,6 +11,7 @@ the venv, and runs from a folder outside the checkout without PYTHONPATH.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from controller.agents.pack import agent_archive
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
 from controller.render.engine import as_files, render_fabric
@@ -103,6 +105,22 @@ def test_package_and_data_come_from_the_venv(
         if p.is_file() and "__pycache__" not in p.parts
     }
     assert (package.parent / "catalog" / "switches.yaml").is_file()
+
+
+def test_the_installed_agent_is_the_checkouts(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The ARP-to-host agent a wheel ships packs to the same zipapp, byte for byte, as the
+    checkout's (its SHA-256 is the stamp a switch's applied config holds)."""
+    target, env = installed
+    code = (
+        "import hashlib, controller.agents.pack as p; print(p.__file__); "
+        "print(hashlib.sha256(p.agent_archive()).hexdigest())"
+    )
+    out = _run([str(target / "bin" / "python"), "-c", code], _workdir(tmp_path), env).stdout
+    where, digest = out.split()
+    assert Path(where).resolve().is_relative_to(target.resolve())
+    assert digest == hashlib.sha256(agent_archive()).hexdigest()
 
 
 def test_plan_from_the_venv(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

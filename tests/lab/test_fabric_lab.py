@@ -30,7 +30,7 @@ from controller.drain import DrainRefused, drain, undrain
 from controller.lab import LabSession, run_probe, stop_probe
 from controller.lab.fabric import gpu_nic_module
 from controller.opstate import committed
-from controller.platforms.frr.agent import AGENT
+from controller.platforms.frr.agent import AGENT_RUN
 from controller.render.engine import render_fabric
 from controller.traffic import check_traffic
 from controller.verify import Check, verify
@@ -789,7 +789,7 @@ def test_drain_and_undrain_with_probe_flows(lab: Lab) -> None:
             )
 
     threads = [threading.Thread(target=probe, args=(n, *f)) for n, f in flows.items()]
-    agent_pid = f"cat /etc/frr/dpctl/{AGENT}.pid"
+    agent_pid = f"cat /etc/frr/dpctl/{AGENT_RUN}.pid"
     with lab.session() as s:
         agent_before = s.check(leaf, agent_pid).strip()
     for t in threads:

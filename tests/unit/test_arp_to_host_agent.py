@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.agents import arp_to_host
+from controller.agents.arp_to_host import carrier, kernel
+from controller.agents.pack import agent_archive
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("bridge") is None,
@@ -62,6 +63,13 @@ def _config(withdraw: bool) -> dict[str, object]:
     }
 
 
+AGENT_IMPORT = (
+    "from controller.agents.arp_to_host import carrier as a_carrier, kernel as a_kernel; "
+    "from controller.agents.arp_to_host.reconcile import reconcile; "
+)
+"""The agent's modules, for the code a test runs inside a namespace."""
+
+
 def _python_in(ns: str, code: str, config: dict[str, object]) -> str:
     """Run ``code`` (given the agent's config as argv[1]) in namespace ``ns``: its stdout."""
     root = Path(__file__).resolve().parents[2]
@@ -79,11 +87,13 @@ def _agent(ns: str, withdraw: bool) -> tuple[str, str]:
     """Reconcile inside ``ns``, take p1 down (if ``withdraw``), reconcile again: the table
     before and the table and neighbours after."""
     code = (
-        "import json,sys; from controller.agents import arp_to_host as a; "
-        "c=json.loads(sys.argv[1]); p=a.Ports('br0') if c['withdraw_on_carrier_loss'] else None; "
-        "a.reconcile(c,p); a.reconcile(c,p); print(sorted(a.present(100))); import subprocess; "
+        "import json,sys; "
+        + AGENT_IMPORT
+        + "c=json.loads(sys.argv[1]); p=a_carrier.Ports('br0') if c['withdraw_on_carrier_loss'] "
+        "else None; reconcile(c,p); reconcile(c,p); print(sorted(a_kernel.present(100))); "
+        "import subprocess; "
         f"subprocess.run(['ip','link','set','p1','down'] if {withdraw!r} else ['true']); "
-        "a.reconcile(c,p)"
+        "reconcile(c,p)"
     )
     before = _python_in(ns, code, _config(withdraw))
     return before, sh(f"ip -n {ns} route show table 100; ip -n {ns} neigh show dev br0")
@@ -99,7 +109,7 @@ def test_port_carrier_loss_withdraws_the_host_route_at_once(leaf: tuple[str, str
 def test_without_carrier_loss_withdrawal_the_route_stays(leaf: tuple[str, str]) -> None:
     leaf_ns, _ = leaf
     _, after = _agent(leaf_ns, withdraw=False)
-    assert f"10.9.0.2 dev br0 proto {arp_to_host.PROTO}" in after, after
+    assert f"10.9.0.2 dev br0 proto {kernel.PROTO}" in after, after
 
 
 @pytest.mark.parametrize("protection", [True, False])
@@ -118,8 +128,9 @@ def test_unserved_segment_withdraws_its_server_only_with_protection(
         "segments": {"bond3": {"member": "p1", "hosts": ["10.9.0.2"], "esi": "", "es_id": 3}},
     }
     code = (
-        "import json,sys; from controller.agents import arp_to_host as a; "
-        "c=json.loads(sys.argv[1]); a.reconcile(c,None); print(sorted(a.present(100)))"
+        "import json,sys; "
+        + AGENT_IMPORT
+        + "c=json.loads(sys.argv[1]); reconcile(c,None); print(sorted(a_kernel.present(100)))"
     )
     table = _python_in(leaf_ns, code, config)
     assert ("10.9.0.2" in table) is not protection, table
@@ -133,7 +144,8 @@ def test_running_agent_withdraws_on_carrier_loss_within_a_second(
     leaf_ns, _ = leaf
     config = tmp_path / "arp-to-host.json"
     config.write_text(json.dumps(_config(withdraw=True)))
-    agent = Path(arp_to_host.__file__)
+    agent = tmp_path / "arp_to_host.pyz"  # what the FRR driver ships and starts
+    agent.write_bytes(agent_archive())
     proc = subprocess.Popen(["ip", "netns", "exec", leaf_ns, "python3", str(agent), str(config)])
     try:
         route = f"ip -n {leaf_ns} route show table 100 10.9.0.2/32 2>/dev/null || true"
@@ -158,14 +170,15 @@ def test_carrier_loss_fast_path_acts_on_the_monitor_line_alone(leaf: tuple[str, 
     their entry and /32 at once."""
     leaf_ns, _ = leaf
     code = (
-        "import json,subprocess,sys,time; from controller.agents import arp_to_host as a; "
-        "c=json.loads(sys.argv[1]); p=a.Ports('br0'); a.reconcile(c,p); a.reconcile(c,p); "
-        "print('before', sorted(a.present(100)), p.behind); "
+        "import json,subprocess,sys,time; "
+        + AGENT_IMPORT
+        + "c=json.loads(sys.argv[1]); p=a_carrier.Ports('br0'); reconcile(c,p); reconcile(c,p); "
+        "print('before', sorted(a_kernel.present(100)), p.behind); "
         "m=subprocess.Popen(['ip','monitor','label','link'],stdout=subprocess.PIPE,text=True); "
         "time.sleep(0.5); subprocess.run(['ip','link','set','p1','down']); "
         "lines=[m.stdout.readline().rstrip() for _ in range(2)]; m.terminate(); "
-        "down=a.carrier_lost(lines,'br0'); print('down', sorted(down)); "
-        "print('ran', a.withdraw_behind(p, down, 100))"
+        "down=a_carrier.carrier_lost(lines,'br0'); print('down', sorted(down)); "
+        "print('ran', a_carrier.withdraw_behind(p, down, 100))"
     )
     out = _python_in(leaf_ns, code, _config(withdraw=True))
     assert "('10.9.0.2', 'br0')" in out.split("before", 1)[1].split("\n", 1)[0], out
@@ -186,7 +199,7 @@ def test_carrier_lost_reads_only_the_bridges_ports_going_down() -> None:
         "[LINK]Deleted 8: swp6: <NO-CARRIER,BROADCAST,MULTICAST,UP> master br0 state DOWN ",
         "[NEIGH]10.9.0.2 dev br0 lladdr 1e:a6:0d:d4:63:ae REACHABLE",
     ]
-    assert arp_to_host.carrier_lost(lines, "br0") == {"swp1", "swp2"}
+    assert carrier.carrier_lost(lines, "br0") == {"swp1", "swp2"}
 
 
 def _lacpdu(state: int) -> bytes:
@@ -242,7 +255,7 @@ def test_lacp_tap_keeps_lacpdus_whole_data_headers_and_drops_link_local_frames(
     state read), the IPv4 frames' headers only, and no LLDP."""
     leaf_ns, srv_ns = leaf
     reader = (
-        "import sys, time; from controller.agents import arp_to_host as a\n"
+        "import sys, time; from controller.agents.arp_to_host import taps as a\n"
         "tap = a.lacp_tap('p1'); print('ready', flush=True); sys.stdin.readline()\n"
         "time.sleep(0.3); got = []\n"
         "while True:\n"
@@ -273,9 +286,9 @@ def test_lacp_tap_keeps_lacpdus_whole_data_headers_and_drops_link_local_frames(
 
 GATE_WATCHER = """
 import sys, time
-from controller.agents import arp_to_host as a
+from controller.agents.arp_to_host import gate as a, taps
 a.GATE_POLL_S = 5.0  # the fallback poll must not be what opens the gate here
-tap = a.lacp_tap if sys.argv[2] == "tap" else (lambda member: None)
+tap = taps.lacp_tap if sys.argv[2] == "tap" else (lambda member: None)
 watch = a.GateWatch({"bond3": {"member": "p1", "hosts": []}}, sys.argv[1], tap)
 watch.start()
 time.sleep(0.5)
@@ -407,8 +420,8 @@ ip -n {leaf_ns} neigh replace 10.9.0.5 lladdr 02:00:00:00:00:05 dev br0 nud prob
 
     def state(address: str) -> set[str]:
         out = json.loads(sh(f"ip -n {leaf_ns} -j -4 neigh show {address}") or "[]")
-        return arp_to_host._states(out[0]) if out else {"NONE"}
+        return kernel._states(out[0]) if out else {"NONE"}
 
     time.sleep(5.0)
-    assert state("10.9.0.5") & arp_to_host.DEAD_STATES, "the default budget is over by now"
-    assert not state("10.9.1.2") & arp_to_host.DEAD_STATES, state("10.9.1.2")
+    assert state("10.9.0.5") & kernel.DEAD_STATES, "the default budget is over by now"
+    assert not state("10.9.1.2") & kernel.DEAD_STATES, state("10.9.1.2")

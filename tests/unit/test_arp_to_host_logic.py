@@ -15,7 +15,19 @@ from typing import Any
 
 import pytest
 
-from controller.agents import arp_to_host
+from controller.agents.arp_to_host import (
+    arpwatch,
+    gate,
+    journal,
+    pacing,
+    segments,
+    taps,
+    vtysh,
+    zebra,
+)
+from controller.agents.arp_to_host import heal as agent_heal
+from controller.agents.arp_to_host import kernel as agent_kernel
+from controller.agents.arp_to_host import synced as agent_synced
 from controller.generator import build_fabric
 from controller.intent import load_intent
 from controller.render.engine import render_fabric
@@ -44,7 +56,7 @@ def member(
 
 
 def test_bond_serves_a_server_in_sync_collecting_and_distributing() -> None:
-    assert arp_to_host.serving_bonds([member()], SEGMENTS) == {"bond3"}
+    assert segments.serving_bonds([member()], SEGMENTS) == {"bond3"}
 
 
 @pytest.mark.parametrize(
@@ -59,11 +71,11 @@ def test_bond_serves_a_server_in_sync_collecting_and_distributing() -> None:
     ],
 )
 def test_bond_does_not_serve(link: dict[str, Any], why: str) -> None:
-    assert arp_to_host.serving_bonds([link], SEGMENTS) == set(), why
+    assert segments.serving_bonds([link], SEGMENTS) == set(), why
 
 
 def test_missing_member_does_not_serve() -> None:
-    assert arp_to_host.serving_bonds([], SEGMENTS) == set()
+    assert segments.serving_bonds([], SEGMENTS) == set()
 
 
 def bond(min_links: int, name: str = "bond3") -> dict[str, Any]:
@@ -88,20 +100,20 @@ def test_bond_carrier_follows_the_serving_decision(
 ) -> None:
     """A bond that does not serve its server gets min_links above its one member, so that it
     has no carrier and the bridge's backup port (VXLAN to the pair) takes its traffic."""
-    assert arp_to_host.bond_gates([bond(min_links), member()], SEGMENTS, serving) == lines, why
+    assert segments.bond_gates([bond(min_links), member()], SEGMENTS, serving) == lines, why
 
 
 def test_bond_gate_leaves_what_is_not_a_bond_alone() -> None:
     not_yet = {"ifname": "bond3", "flags": ["UP"]}  # no linkinfo: not a bond (yet)
-    assert arp_to_host.bond_gates([not_yet], SEGMENTS, set()) == []
-    assert arp_to_host.bond_gates([], SEGMENTS, set()) == []
+    assert segments.bond_gates([not_yet], SEGMENTS, set()) == []
+    assert segments.bond_gates([], SEGMENTS, set()) == []
     other = bond(1, name="bond9")  # a bond of no segment of this leaf
-    assert arp_to_host.bond_gates([other], SEGMENTS, set()) == []
+    assert segments.bond_gates([other], SEGMENTS, set()) == []
 
 
 def test_unserved_hosts_are_those_behind_bonds_that_do_not_serve() -> None:
-    assert arp_to_host.unserved_hosts(SEGMENTS, set()) == {"10.100.0.2"}
-    assert arp_to_host.unserved_hosts(SEGMENTS, {"bond3"}) == set()
+    assert segments.unserved_hosts(SEGMENTS, set()) == {"10.100.0.2"}
+    assert segments.unserved_hosts(SEGMENTS, {"bond3"}) == set()
 
 
 def test_render_lists_each_segment_with_its_server_address() -> None:
@@ -130,7 +142,7 @@ def test_render_lists_each_segment_with_its_server_address() -> None:
 
 
 def test_pacer_link_event_reconciles_at_once_neighbour_events_once_a_second() -> None:
-    pacer = arp_to_host.Pacer()
+    pacer = pacing.Pacer()
     assert pacer.due(100.0) == (True, True)  # first pass asks zebra
     pacer.done(100.0, asked_zebra=True, missing=False)
     assert pacer.due(100.1) == (False, False)
@@ -144,13 +156,13 @@ def test_pacer_link_event_reconciles_at_once_neighbour_events_once_a_second() ->
 
 
 def test_pacer_asks_zebra_every_30_s_or_every_resync_while_a_server_is_missing() -> None:
-    pacer = arp_to_host.Pacer()
+    pacer = pacing.Pacer()
     pacer.done(0.0, asked_zebra=True, missing=False)
     assert pacer.due(5.0) == (True, False)  # the resync, without zebra
     pacer.done(5.0, asked_zebra=False, missing=False)
     assert pacer.due(30.0) == (True, True)
     pacer.done(30.0, asked_zebra=True, missing=True)
-    assert pacer.wait(30.0) == pytest.approx(arp_to_host.RESYNC_S)
+    assert pacer.wait(30.0) == pytest.approx(pacing.RESYNC_S)
     assert pacer.due(35.0) == (True, True)  # a server lacks its neighbour: zebra each resync
 
 
@@ -168,21 +180,21 @@ def fake_sysfs(root: Any, min_links: int, carrier: int, actor: int, partner: int
 
 def test_gated_bond_is_polled_until_lacp_distributes_at_both_ends(tmp_path: Any) -> None:
     root = fake_sysfs(tmp_path / "a", 2, 1, IN_SYNC, IN_SYNC)
-    assert arp_to_host.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
-    assert arp_to_host.lacp_serving_now("swp5", root)
-    arp_to_host.open_gate("bond3", root)
-    assert arp_to_host.gated_members(SEGMENTS, root) == []
+    assert segments.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
+    assert segments.lacp_serving_now("swp5", root)
+    segments.open_gate("bond3", root)
+    assert segments.gated_members(SEGMENTS, root) == []
     for case, args in {
         "no carrier": (2, 0, IN_SYNC, IN_SYNC),
         "the server still holds the port out (partner defaulted)": (2, 1, 0x4F, 0x00),
         "the server distributes, this end not yet": (2, 1, 0x4F, IN_SYNC),
     }.items():
         other = fake_sysfs(tmp_path / case.replace(" ", "-"), *args)
-        assert not arp_to_host.lacp_serving_now("swp5", other), case
+        assert not segments.lacp_serving_now("swp5", other), case
     ungated = fake_sysfs(tmp_path / "open", 1, 1, IN_SYNC, IN_SYNC)
-    assert arp_to_host.gated_members(SEGMENTS, ungated) == []
-    assert arp_to_host.gated_members(SEGMENTS, str(tmp_path / "none")) == []
-    assert not arp_to_host.lacp_serving_now("swp5", str(tmp_path / "none"))
+    assert segments.gated_members(SEGMENTS, ungated) == []
+    assert segments.gated_members(SEGMENTS, str(tmp_path / "none")) == []
+    assert not segments.lacp_serving_now("swp5", str(tmp_path / "none"))
 
 
 def test_gate_opens_while_a_pass_still_runs(tmp_path: Any) -> None:
@@ -190,28 +202,28 @@ def test_gate_opens_while_a_pass_still_runs(tmp_path: Any) -> None:
     the main loop is still busy in a pass (the sleep here): a gate polled between passes
     stayed shut for 3.0 s of a flow in CI, a pass (ip, vtysh) being that slow under load."""
     root = fake_sysfs(tmp_path, 2, 1, IN_SYNC, 0x4F)  # the server holds the port out
-    watch = arp_to_host.GateWatch(SEGMENTS, root)
+    watch = gate.GateWatch(SEGMENTS, root)
     watch.start()
     time.sleep(0.5)
-    assert arp_to_host.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
-    assert arp_to_host.serving_now(SEGMENTS, root) == set()
+    assert segments.gated_members(SEGMENTS, root) == [("bond3", "swp5")]
+    assert segments.serving_now(SEGMENTS, root) == set()
     (tmp_path / "swp5" / "bonding_slave" / "ad_partner_oper_port_state").write_text("61\n")
     flipped = time.monotonic()
-    while arp_to_host.gated_members(SEGMENTS, root) and time.monotonic() - flipped < 2.0:
+    while segments.gated_members(SEGMENTS, root) and time.monotonic() - flipped < 2.0:
         time.sleep(0.02)  # the main loop's pass would be running here
     waited = time.monotonic() - flipped
-    assert arp_to_host.gated_members(SEGMENTS, root) == [], "still gated after 2 s"
-    assert waited < arp_to_host.GATE_POLL_S + 0.3, waited
-    assert arp_to_host.serving_now(SEGMENTS, root) == {"bond3"}
+    assert segments.gated_members(SEGMENTS, root) == [], "still gated after 2 s"
+    assert waited < gate.GATE_POLL_S + 0.3, waited
+    assert segments.serving_now(SEGMENTS, root) == {"bond3"}
     assert (tmp_path / "bond3" / "bonding" / "min_links").read_text().strip() == "1"
 
 
 def test_gate_watch_leaves_an_open_bond_and_a_bond_not_serving_alone(tmp_path: Any) -> None:
-    held = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "held", 2, 1, IN_SYNC, 0x4F))
+    held = gate.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "held", 2, 1, IN_SYNC, 0x4F))
     assert held.check() == ([], ["swp5"])  # gated, not serving: stays gated, keeps watching
-    opened = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "open", 1, 0, 0, 0))
+    opened = gate.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "open", 1, 0, 0, 0))
     assert opened.check() == ([], [])  # not gated: nothing to do, whatever LACP says
-    ready = arp_to_host.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "ready", 2, 1, IN_SYNC, 61))
+    ready = gate.GateWatch(SEGMENTS, fake_sysfs(tmp_path / "ready", 2, 1, IN_SYNC, 61))
     assert ready.check() == (["bond3"], [])
 
 
@@ -242,11 +254,11 @@ HEAL_SEGMENTS = {
 
 def test_lost_segment_evis_are_local_in_zebra_and_not_in_bgpd() -> None:
     esis = {ESI_1, ESI_2}
-    lost = arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, BGP_VNIS, esis)
+    lost = agent_heal.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, BGP_VNIS, esis)
     assert lost == {(ESI_1, 10000), (ESI_2, 10000)}
-    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_WHOLE, BGP_VNIS, esis) == set()
+    assert agent_heal.lost_segment_evis(ZEBRA_EVIS, BGP_WHOLE, BGP_VNIS, esis) == set()
     # bgpd holding nothing at all for the segment (the pair's routes not there yet) is lost too
-    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, [], BGP_VNIS, esis) == lost
+    assert agent_heal.lost_segment_evis(ZEBRA_EVIS, [], BGP_VNIS, esis) == lost
 
 
 @pytest.mark.parametrize(
@@ -261,7 +273,7 @@ def test_lost_segment_evis_are_local_in_zebra_and_not_in_bgpd() -> None:
 def test_no_lost_evi_without_a_known_vni_or_a_segment_of_ours(
     bgp_vnis: Any, esis: set[str], why: str
 ) -> None:
-    assert arp_to_host.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, bgp_vnis, esis) == set(), why
+    assert agent_heal.lost_segment_evis(ZEBRA_EVIS, BGP_LOST, bgp_vnis, esis) == set(), why
 
 
 def test_vtysh_json_reads_each_commands_document(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -275,11 +287,11 @@ def test_vtysh_json_reads_each_commands_document(monkeypatch: pytest.MonkeyPatch
         def stdout(self) -> str:
             return outputs["out"]
 
-    monkeypatch.setattr(arp_to_host.subprocess, "run", lambda *a, **k: Done())
-    assert arp_to_host.vtysh_json("a", "b") == [ZEBRA_EVIS, BGP_VNIS]
-    assert arp_to_host.vtysh_json("a", "b", "c") is None  # one command gave no JSON
+    monkeypatch.setattr(vtysh.subprocess, "run", lambda *a, **k: Done())
+    assert vtysh.vtysh_json("a", "b") == [ZEBRA_EVIS, BGP_VNIS]
+    assert vtysh.vtysh_json("a", "b", "c") is None  # one command gave no JSON
     outputs["out"] = "% bgpd is not running\n" + json.dumps(BGP_VNIS)
-    assert arp_to_host.vtysh_json("a", "b") is None
+    assert vtysh.vtysh_json("a", "b") is None
 
 
 def test_heal_acts_on_an_evi_lost_at_two_looks_in_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,14 +306,14 @@ def test_heal_acts_on_an_evi_lost_at_two_looks_in_a_row(monkeypatch: pytest.Monk
         [ZEBRA_EVIS, BGP_WHOLE, BGP_VNIS],
     ]
     applied: list[list[tuple[str, int]]] = []
-    monkeypatch.setattr(arp_to_host, "vtysh_json", lambda *c: answers.pop(0))
+    monkeypatch.setattr(vtysh, "vtysh_json", lambda *c: answers.pop(0))
 
     def reapply(bonds: list[tuple[str, int]]) -> tuple[int, str]:
         applied.append(bonds)
         return 0, ""
 
-    monkeypatch.setattr(arp_to_host, "reapply_es_ids", reapply)
-    heal = arp_to_host.EviHeal(HEAL_SEGMENTS)
+    monkeypatch.setattr(agent_heal, "reapply_es_ids", reapply)
+    heal = agent_heal.EviHeal(HEAL_SEGMENTS)
     assert heal.check(1000.0) == []  # suspected
     assert heal.check(1010.0) == []  # no answer: start over
     assert heal.check(1020.0) == []  # suspected again
@@ -313,10 +325,10 @@ def test_heal_acts_on_an_evi_lost_at_two_looks_in_a_row(monkeypatch: pytest.Monk
 def test_heal_does_not_churn_a_segment_it_could_not_heal(monkeypatch: pytest.MonkeyPatch) -> None:
     """A segment still lost after its id was re-applied is re-applied again only after
     HEAL_AGAIN_S."""
-    monkeypatch.setattr(arp_to_host, "vtysh_json", lambda *c: [ZEBRA_EVIS, BGP_LOST, BGP_VNIS])
+    monkeypatch.setattr(vtysh, "vtysh_json", lambda *c: [ZEBRA_EVIS, BGP_LOST, BGP_VNIS])
     applied: list[list[tuple[str, int]]] = []
-    monkeypatch.setattr(arp_to_host, "reapply_es_ids", lambda b: (applied.append(b), (0, ""))[1])
-    heal = arp_to_host.EviHeal(HEAL_SEGMENTS)
+    monkeypatch.setattr(agent_heal, "reapply_es_ids", lambda b: (applied.append(b), (0, ""))[1])
+    heal = agent_heal.EviHeal(HEAL_SEGMENTS)
     times = [0.0, 10.0, 40.0, 50.0, 80.0, 90.0, 130.0, 140.0]
     healed = [heal.check(t) for t in times]
     assert [i for i, bonds in enumerate(healed) if bonds] == [1, 7], healed
@@ -355,7 +367,7 @@ ZEBRA_STALE = {"dst": "10.100.0.2", "dev": "vlan1001", "lladdr": "f6:39:47:bf:45
 def test_verified_here_names_only_what_this_leafs_kernel_verified(
     extra: dict[str, Any], verified: bool
 ) -> None:
-    assert arp_to_host._verified_here({**ZEBRA_STALE, **extra}) is verified
+    assert zebra._verified_here({**ZEBRA_STALE, **extra}) is verified
 
 
 ZEBRA_SYNCED = {("10.100.0.2", "vlan1001"): "f6:39:47:bf:45:01"}
@@ -365,15 +377,15 @@ SETTLED = 3600.0
 
 def _synced(
     monkeypatch: pytest.MonkeyPatch, verified: bool = True
-) -> tuple[arp_to_host.Synced, list[list[str]]]:
+) -> tuple[agent_synced.Synced, list[list[str]]]:
     """A Synced whose zebra lists ZEBRA_SYNCED (as verified by the pair or not); the ip
     batches it would run."""
     batches: list[list[str]] = []
     flags = {"peerActive": True} if verified else {"localInactive": True}
     answer = {k: {"type": "local", "mac": mac, **flags} for k, mac in ZEBRA_SYNCED.items()}
-    monkeypatch.setattr(arp_to_host, "_ip_batch", batches.append)
-    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: (dict(answer), SETTLED))
-    return arp_to_host.Synced({"10000": "vlan1001"}), batches
+    monkeypatch.setattr(agent_kernel, "_ip_batch", batches.append)
+    monkeypatch.setattr(zebra, "zebra_answer", lambda svis: (dict(answer), SETTLED))
+    return agent_synced.Synced({"10000": "vlan1001"}), batches
 
 
 def _synced_batches(
@@ -441,7 +453,7 @@ def test_stale_reinstall_over_an_entry_the_leaf_had_learned_is_replaced(
     synced, batches = _synced(monkeypatch)
     synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True)
     assert batches == [] and synced.installed == {}
-    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: pytest.fail("asked zebra"))
+    monkeypatch.setattr(zebra, "zebra_answer", lambda svis: pytest.fail("asked zebra"))
     synced.apply([{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}], ask_zebra=False)
     assert len(batches) == 1 and batches[0][0].startswith("neigh replace 10.100.0.2 ")
     # a failed entry the agent never installed waits for zebra's next answer
@@ -498,8 +510,8 @@ def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) 
         seen.append(cmd)
         return type("Done", (), {"stdout": out[0]})()
 
-    monkeypatch.setattr(arp_to_host.subprocess, "run", run)
-    got, up_for = arp_to_host.zebra_answer({"10000": "vlan1001", "20000": "vlan1002"})
+    monkeypatch.setattr(vtysh.subprocess, "run", run)
+    got, up_for = zebra.zebra_answer({"10000": "vlan1001", "20000": "vlan1002"})
     assert seen == [
         [
             "vtysh",
@@ -512,14 +524,14 @@ def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) 
     assert up_for == 42.0  # the longest-established session
     assert sorted(got) == [("10.100.0.2", "vlan1001"), ("10.100.0.3", "vlan1001")]
     first, stale = got[("10.100.0.2", "vlan1001")], got[("10.100.0.3", "vlan1001")]
-    assert first["mac"] == "f6:39:47:bf:45:01" and arp_to_host.pair_confirms(first)
-    assert not arp_to_host.pair_confirms(stale)  # the 6.12 lab's stale one
+    assert first["mac"] == "f6:39:47:bf:45:01" and zebra.pair_confirms(first)
+    assert not zebra.pair_confirms(stale)  # the 6.12 lab's stale one
     # bgpd not running: zebra's answer stands, the EVPN is not up
     out[0] = json.dumps(DETAIL) + "\n% bgpd is not running\n"
-    got, up_for = arp_to_host.zebra_answer({"10000": "vlan1001"})
+    got, up_for = zebra.zebra_answer({"10000": "vlan1001"})
     assert len(got) == 2 and up_for == 0.0
     out[0] = ""  # vtysh answered nothing at all
-    assert arp_to_host.zebra_answer({"10000": "vlan1001"}) == ({}, 0.0)
+    assert zebra.zebra_answer({"10000": "vlan1001"}) == ({}, 0.0)
 
 
 @pytest.mark.parametrize(
@@ -534,7 +546,7 @@ def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) 
     ],
 )
 def test_evpn_up_for_reads_the_longest_established_session(summary: Any, up_for: float) -> None:
-    assert arp_to_host.evpn_up_for(summary) == up_for
+    assert zebra.evpn_up_for(summary) == up_for
 
 
 def test_a_restarted_bgpd_takes_no_entry_away_until_its_evpn_settles(
@@ -548,21 +560,21 @@ def test_a_restarted_bgpd_takes_no_entry_away_until_its_evpn_settles(
     synced, batches = _synced(monkeypatch)
     answer: dict[tuple[str, str], dict[str, Any]] = {}
     up = [0.0]
-    monkeypatch.setattr(arp_to_host, "zebra_answer", lambda svis: (dict(answer), up[0]))
+    monkeypatch.setattr(zebra, "zebra_answer", lambda svis: (dict(answer), up[0]))
     synced.installed = dict(ZEBRA_SYNCED)  # the agent's entry, the pair verifies the server
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
     assert not synced.apply(ours, ask_zebra=True, now=100.0)  # bgpd gone: zebra lists nothing
     assert batches == [] and synced.installed == ZEBRA_SYNCED and synced.settling
-    assert synced.next_ask(100.0) == 100.0 + arp_to_host.EVPN_SETTLE_S
+    assert synced.next_ask(100.0) == 100.0 + zebra.EVPN_SETTLE_S
     # the new bgpd registered: zebra lists it again, its hold long over (started at the crash)
     held = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
     held["peerActiveHold"] = _left(HOLD - 30)
     answer.update({("10.100.0.2", "vlan1001"): held})
-    up[0] = arp_to_host.EVPN_SETTLE_S - 1
+    up[0] = zebra.EVPN_SETTLE_S - 1
     assert not synced.apply(ours, ask_zebra=True, now=110.0)
     assert batches == [] and synced.installed == ZEBRA_SYNCED
     # settled, and the pair never synced it again: now it is the pair's word
-    up[0] = arp_to_host.EVPN_SETTLE_S
+    up[0] = zebra.EVPN_SETTLE_S
     assert synced.apply(ours, ask_zebra=True, now=120.0)
     assert batches[-1][0].endswith("nud probe") and not synced.settling
     # settled, and zebra no longer lists it at all: deleted
@@ -572,7 +584,7 @@ def test_a_restarted_bgpd_takes_no_entry_away_until_its_evpn_settles(
     assert batches[-1] == ["neigh del 10.100.0.2 dev vlan1001"]
 
 
-HOLD = arp_to_host.NEIGH_HOLD_S
+HOLD = zebra.NEIGH_HOLD_S
 
 
 def _left(seconds: float) -> str:
@@ -596,7 +608,7 @@ def _left(seconds: float) -> str:
 def test_pair_confirms_while_peer_active_and_not_on_hold_for_long(
     entry: dict[str, Any], confirms: bool
 ) -> None:
-    assert arp_to_host.pair_confirms(entry) is confirms
+    assert zebra.pair_confirms(entry) is confirms
 
 
 def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
@@ -613,10 +625,10 @@ def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
     assert batches == [["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]]
     assert synced.installed == {}
     # zebra is asked at every pass while the kernel probes it ...
-    assert synced.next_ask(51.0) == 51.0 + arp_to_host.NEIGH_EVENT_S
+    assert synced.next_ask(51.0) == 51.0 + pacing.NEIGH_EVENT_S
     probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
     synced.apply(probing, ask_zebra=True, now=52.0)
-    assert synced.next_ask(52.0) == 52.0 + arp_to_host.NEIGH_EVENT_S
+    assert synced.next_ask(52.0) == 52.0 + pacing.NEIGH_EVENT_S
     # ... until it settles: verified here (the server's answer reached this leaf) ...
     synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True, now=53.0)
     assert synced.next_ask(53.0) == float("inf")
@@ -646,14 +658,14 @@ def test_a_handed_back_entry_put_back_after_its_probes_failed_is_logged(
     """Put back while the kernel still probes it: the ordinary cycle, silent. Put back after
     its probes failed: the /32 was gone meanwhile, which the agent's log (and syslog) says."""
     lines: list[str] = []
-    monkeypatch.setattr(arp_to_host, "log", lines.append)
+    monkeypatch.setattr(journal, "log", lines.append)
     synced, batches = _synced(monkeypatch, verified=False)
     synced.installed = dict(ZEBRA_SYNCED)
     synced.apply([{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}], now=50.0)
     assert batches[-1][0].endswith("nud probe") and lines == []
     again = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
     monkeypatch.setattr(
-        arp_to_host, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): again}, SETTLED)
+        zebra, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): again}, SETTLED)
     )
     synced.apply([{**ZEBRA_STALE, "state": [state]}], ask_zebra=True, now=53.0)
     assert batches[-1][0].endswith("extern_learn nud noarp")
@@ -670,7 +682,7 @@ def test_the_unproven_window_outlasts_the_rendered_probes() -> None:
     fail."""
     from controller.platforms.frr.render import EVPN_UNICAST_PROBES
 
-    assert arp_to_host.PROBE_AGAIN_S > EVPN_UNICAST_PROBES * 1.0
+    assert agent_synced.PROBE_AGAIN_S > EVPN_UNICAST_PROBES * 1.0
 
 
 def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -687,7 +699,7 @@ def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPat
 
 
 def test_pacer_asks_zebra_by_the_time_synced_names() -> None:
-    pacer = arp_to_host.Pacer()
+    pacer = pacing.Pacer()
     pacer.done(0.0, asked_zebra=True, missing=False, zebra_by=1.0)
     assert pacer.wait(0.0) == pytest.approx(1.0)
     assert pacer.due(0.5) == (False, False)
@@ -706,12 +718,12 @@ def test_an_entry_on_hold_is_looked_at_again_when_it_stops_counting(
     held = {"type": "local", "mac": "f6:39:47:bf:45:01", "peerActive": True}
     held["peerActiveHold"] = _left(HOLD - 4)
     monkeypatch.setattr(
-        arp_to_host, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): held}, SETTLED)
+        zebra, "zebra_answer", lambda svis: ({("10.100.0.2", "vlan1001"): held}, SETTLED)
     )
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
     assert not synced.apply(ours, ask_zebra=True, now=100.0)
-    assert synced.next_ask(100.0) == pytest.approx(100.0 + arp_to_host.HANDBACK_HOLD_S - 4 + 1)
-    held["peerActiveHold"] = _left(HOLD - arp_to_host.HANDBACK_HOLD_S - 1)
+    assert synced.next_ask(100.0) == pytest.approx(100.0 + zebra.HANDBACK_HOLD_S - 4 + 1)
+    held["peerActiveHold"] = _left(HOLD - zebra.HANDBACK_HOLD_S - 1)
     assert synced.apply(ours, ask_zebra=True, now=109.0)
     assert batches[-1][0].endswith("nud probe")
 
@@ -723,8 +735,8 @@ COLLECTING_ONLY = 0x1D  # activity, aggregation, sync, collecting (not distribut
 
 
 def test_a_server_that_collects_is_served_before_it_distributes() -> None:
-    assert arp_to_host.lacp_serves(IN_SYNC, COLLECTING_ONLY)
-    assert arp_to_host.serving_bonds([member(partner=COLLECTING_ONLY)], SEGMENTS) == {"bond3"}
+    assert segments.lacp_serves(IN_SYNC, COLLECTING_ONLY)
+    assert segments.serving_bonds([member(partner=COLLECTING_ONLY)], SEGMENTS) == {"bond3"}
 
 
 @pytest.mark.parametrize(
@@ -740,7 +752,7 @@ def test_a_server_that_collects_is_served_before_it_distributes() -> None:
 def test_lacp_serves_needs_this_end_distributing_and_the_server_collecting(
     actor: int | None, partner: int | None, why: str
 ) -> None:
-    assert not arp_to_host.lacp_serves(actor, partner), why
+    assert not segments.lacp_serves(actor, partner), why
 
 
 def test_a_pass_keeps_a_bond_gate_watch_opened_on_the_servers_data(tmp_path: Any) -> None:
@@ -749,8 +761,8 @@ def test_a_pass_keeps_a_bond_gate_watch_opened_on_the_servers_data(tmp_path: Any
     pass reading sysfs in that window must not gate the bond again (it did in the lab,
     2026-12-04: 160 ms of the server's flow lost)."""
     opened_on_data = fake_sysfs(tmp_path / "data", 1, 1, IN_SYNC, 0x0D)
-    assert arp_to_host.serving_now(SEGMENTS, opened_on_data) == {"bond3"}
-    assert arp_to_host.bond_gates([bond(1)], SEGMENTS, {"bond3"}) == []
+    assert segments.serving_now(SEGMENTS, opened_on_data) == {"bond3"}
+    assert segments.bond_gates([bond(1)], SEGMENTS, {"bond3"}) == []
     for case, args in {
         "still gated: not GateWatch's to keep": (2, 1, IN_SYNC, 0x0D),
         "open, but the server fell back to defaults": (1, 1, IN_SYNC, 0x01),
@@ -758,12 +770,12 @@ def test_a_pass_keeps_a_bond_gate_watch_opened_on_the_servers_data(tmp_path: Any
         "open, but no carrier": (1, 0, IN_SYNC, 0x0D),
     }.items():
         root = fake_sysfs(tmp_path / case.split(":")[0].replace(" ", "-"), *args)
-        assert arp_to_host.serving_now(SEGMENTS, root) == set(), case
+        assert segments.serving_now(SEGMENTS, root) == set(), case
 
 
 def test_gate_watch_opens_when_the_server_collects_before_it_distributes(tmp_path: Any) -> None:
     root = fake_sysfs(tmp_path, 2, 1, IN_SYNC, COLLECTING_ONLY)
-    assert arp_to_host.GateWatch(SEGMENTS, root).check() == (["bond3"], [])
+    assert gate.GateWatch(SEGMENTS, root).check() == (["bond3"], [])
     assert (tmp_path / "bond3" / "bonding" / "min_links").read_text().strip() == "1"
 
 
@@ -785,7 +797,7 @@ def test_gate_watch_opens_once_this_end_distributes_and_the_server_is_in_sync(
     distributes (Linux sends 3 a second): a gate that waited for it opened 75 ms after the
     server's first frames (6.1 lab, 2026-12-04)."""
     root = fake_sysfs(tmp_path, 2, 1, actor, partner)
-    opened, waiting = arp_to_host.GateWatch(SEGMENTS, root).check()
+    opened, waiting = gate.GateWatch(SEGMENTS, root).check()
     assert (opened == ["bond3"]) is opens and (waiting == ["swp5"]) is not opens, why
 
 
@@ -817,8 +829,8 @@ def test_tap_hurries_on_a_lacpdu_saying_the_server_is_in_sync(
         ours.setblocking(False)
         for frame in frames:
             theirs.send(frame)
-        assert arp_to_host.lacpdu_state(_lacpdu_frame(0x1D)) == 0x1D
-        assert arp_to_host.read_tap(ours) == expect, why
+        assert taps.lacpdu_state(_lacpdu_frame(0x1D)) == 0x1D
+        assert taps.read_tap(ours) == expect, why
 
 
 def _arp_frame(op: int, sender_mac: str, sender_ip: str, ethertype: bytes = b"\x08\x06") -> bytes:
@@ -831,7 +843,7 @@ def _arp_frame(op: int, sender_mac: str, sender_ip: str, ethertype: bytes = b"\x
 @pytest.mark.parametrize("op", [1, 2])  # a request (to the gateway) or a reply (to a probe)
 def test_arp_sender_reads_the_senders_address_and_mac(op: int) -> None:
     frame = _arp_frame(op, "f6:39:47:bf:45:01", "10.100.0.2")
-    assert arp_to_host.arp_sender(frame) == ("10.100.0.2", "f6:39:47:bf:45:01")
+    assert taps.arp_sender(frame) == ("10.100.0.2", "f6:39:47:bf:45:01")
 
 
 @pytest.mark.parametrize(
@@ -845,21 +857,21 @@ def test_arp_sender_reads_the_senders_address_and_mac(op: int) -> None:
     ],
 )
 def test_arp_sender_ignores_what_is_not_ethernet_ipv4_arp(frame: bytes) -> None:
-    assert arp_to_host.arp_sender(frame) is None
+    assert taps.arp_sender(frame) is None
 
 
 def test_heard_server_with_the_agents_entry_is_handed_back_to_probe() -> None:
     """The server's ARP reached this leaf, which holds the agent's NOARP entry: the kernel
     ignored it, so the entry goes back to the kernel, which probes and gets the answer here."""
     ours = {**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}
-    lines = arp_to_host.hand_back_heard([ours], "10.100.0.2", "f6:39:47:bf:45:01", {"vlan1001"})
+    lines = agent_synced.hand_back_heard([ours], "10.100.0.2", "f6:39:47:bf:45:01", {"vlan1001"})
     assert lines == ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]
     for kernel in (
         {**ZEBRA_STALE, "state": ["REACHABLE"]},  # the kernel took the ARP itself
         {**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"},
         {**ours, "dev": "vlan9"},  # not an EVPN SVI
     ):
-        assert arp_to_host.hand_back_heard([kernel], "10.100.0.2", "x", {"vlan1001"}) == []
+        assert agent_synced.hand_back_heard([kernel], "10.100.0.2", "x", {"vlan1001"}) == []
 
 
 def test_arp_watch_hands_back_once_a_second_and_quiets_the_pass(
@@ -872,8 +884,8 @@ def test_arp_watch_hands_back_once_a_second_and_quiets_the_pass(
     synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=True, now=0.0)
     assert synced.installed == ZEBRA_SYNCED and len(batches) == 1
     ours = {**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}
-    monkeypatch.setattr(arp_to_host, "_ip_json", lambda *args: [ours])
-    watch = arp_to_host.ArpWatch(SEGMENTS, synced, tap=lambda member: None)
+    monkeypatch.setattr(agent_kernel, "_ip_json", lambda *args: [ours])
+    watch = arpwatch.ArpWatch(SEGMENTS, synced, tap=lambda member: None)
     watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.0)
     watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.5)  # the same burst: not again
     assert batches[1:] == [
@@ -881,10 +893,10 @@ def test_arp_watch_hands_back_once_a_second_and_quiets_the_pass(
     ]
     probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
     assert not synced.apply(probing, ask_zebra=False, now=10.6)
-    assert synced.installed == {} and synced.next_ask(10.6) == 10.6 + arp_to_host.NEIGH_EVENT_S
+    assert synced.installed == {} and synced.next_ask(10.6) == 10.6 + pacing.NEIGH_EVENT_S
     assert not synced.apply([{**ZEBRA_STALE, "state": ["REACHABLE"]}], ask_zebra=True, now=11.0)
     # quiet over, the kernel's probes failed, the pair verifies it: the agent's entry again
-    assert synced.apply(probing, ask_zebra=True, now=10.0 + arp_to_host.HEARD_QUIET_S)
+    assert synced.apply(probing, ask_zebra=True, now=10.0 + agent_synced.HEARD_QUIET_S)
     assert batches[-1][0].endswith("extern_learn nud noarp")
 
 
@@ -897,14 +909,14 @@ def test_a_server_zebra_knows_and_this_kernel_does_not_is_probed(
     synced, batches = _synced(monkeypatch, verified=False)
     probe = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
     assert synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=True, now=0.0)
-    assert synced.apply([], ask_zebra=True, now=arp_to_host.PROBE_AGAIN_S)
-    assert not synced.apply([], ask_zebra=True, now=arp_to_host.PROBE_AGAIN_S + 1)
+    assert synced.apply([], ask_zebra=True, now=agent_synced.PROBE_AGAIN_S)
+    assert not synced.apply([], ask_zebra=True, now=agent_synced.PROBE_AGAIN_S + 1)
     assert batches == [[probe], [probe]]
     probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
-    second = arp_to_host.PROBE_AGAIN_S  # when the second probe started
+    second = agent_synced.PROBE_AGAIN_S  # when the second probe started
     assert synced.unproven(probing, second + 1) == {"10.100.0.2"}
     assert synced.unproven([{**ZEBRA_STALE, "state": ["REACHABLE"]}], second + 1) == set()
-    assert synced.unproven(probing, second + arp_to_host.PROBE_AGAIN_S) == set()
+    assert synced.unproven(probing, second + agent_synced.PROBE_AGAIN_S) == set()
     # a usable entry of the kernel's own is left to it
     other, batches = _synced(monkeypatch, verified=False)
     assert not other.apply([{**ZEBRA_STALE, "state": ["STALE"]}], ask_zebra=True, now=0.0)
@@ -940,8 +952,8 @@ def test_agent_log_line_goes_to_stdout_with_the_time_and_to_syslog(
     """The lab test of `lab logs` shows the line arriving in the switch's syslog; here: the
     same text in both places, the stdout line stamped for the log file."""
     sent: list[tuple[int, str]] = []
-    monkeypatch.setattr(arp_to_host.syslog, "syslog", lambda *a: sent.append(a))
-    arp_to_host.log("opened gpu1 (min_links 1, sysfs)")
+    monkeypatch.setattr(journal.syslog, "syslog", lambda *a: sent.append(a))
+    journal.log("opened gpu1 (min_links 1, sysfs)")
     stamp, _sp, text = capsys.readouterr().out.strip().partition(" ")
     assert abs(float(stamp) - time.time()) < 5 and text == "opened gpu1 (min_links 1, sysfs)"
-    assert sent == [(arp_to_host.syslog.LOG_INFO, text)]
+    assert sent == [(journal.syslog.LOG_INFO, text)]

@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
 
+from controller.agents import pack
 from controller.platforms.frr.changes import links_rebuilt
 
-AGENT = "arp_to_host.py"
+AGENT = "arp_to_host.pyz"
+"""The ARP-to-host agent as a switch gets it: one zipapp (controller/agents/pack.py)."""
+AGENT_RUN = "arp_to_host.py"
+"""The agent's pid file and log are {STATE}/arp_to_host.py.pid and .log, and a process whose
+command line holds this name is the agent: the names of the single-file agent before the
+zipapp (its file, {STATE}/arp_to_host.py, goes when an agent is stopped), so a dpctl upgrade
+stops the agent an older dpctl started."""
 AGENT_STAMP = "arp-to-host.agent"
 """Stored with the applied files, written by the driver (never taken from a bundle)."""
 
 
-def agent_source() -> str:
-    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf."""
-    return resources.files("controller.agents").joinpath(AGENT).read_text()
+def agent_source() -> bytes:
+    """The ARP-to-host agent this dpctl copies to a Linux + FRR leaf: the zipapp of
+    controller/agents/arp_to_host/, the same bytes for the same code (agents/pack.py)."""
+    return pack.agent_archive()
 
 
 def agent_unchanged(old: dict[str, str], new: dict[str, str]) -> bool:
@@ -46,29 +53,31 @@ def agent_stamp(files: dict[str, str]) -> str | None:
     config = files.get("arp-to-host.json")
     if not config or json.loads(config).get("table") is None:
         return None
-    digest = hashlib.sha256(agent_source().encode()).hexdigest()
+    digest = hashlib.sha256(agent_source()).hexdigest()
     return f"{AGENT} sha256 {digest}\n"
 
 
 def agent_commands(
     state: str, files: dict[str, str], keep_agent: bool
-) -> tuple[dict[str, str], list[str]]:
+) -> tuple[dict[str, str | bytes], list[str]]:
     """What a commit of ``files`` uploads (paths under the driver's ``state`` folder) and the
     shell lines that start, keep or stop the agent. With ``keep_agent`` (nothing the agent
     reads changed: ``agent_unchanged``) a running agent is left running, and one that is not
     running is started."""
-    pid = f"{state}/{AGENT}.pid"
+    pid = f"{state}/{AGENT_RUN}.pid"
     # the recorded pid is the agent's only while its command line says so (pid reuse)
-    running = f'p=$(cat {pid} 2>/dev/null) && [ -n "$p" ] && grep -qs {AGENT} /proc/"$p"/cmdline'
-    stop = f'if {running}; then kill "$p"; fi; rm -f {pid}'
+    running = (
+        f'p=$(cat {pid} 2>/dev/null) && [ -n "$p" ] && grep -qs {AGENT_RUN} /proc/"$p"/cmdline'
+    )
+    stop = f'if {running}; then kill "$p"; fi; rm -f {pid} {state}/{AGENT_RUN}'
     stamp = agent_stamp(files)
     if stamp is None:
         return {}, [stop, f"rm -f {state}/current/{AGENT_STAMP}"]
     # the agent's file, and the stamp of what runs from now on
-    upload = {AGENT: agent_source(), f"current/{AGENT_STAMP}": stamp}
+    upload: dict[str, str | bytes] = {AGENT: agent_source(), f"current/{AGENT_STAMP}": stamp}
     # setsid: the agent must outlive this SSH session (its own session, no terminal).
     start = (
         f"setsid sh -c 'echo $$ > {pid}; exec python3 {state}/{AGENT} "
-        f"{state}/current/arp-to-host.json' >{state}/{AGENT}.log 2>&1 </dev/null &"
+        f"{state}/current/arp-to-host.json' >{state}/{AGENT_RUN}.log 2>&1 </dev/null &"
     )
     return upload, [f"if ! {{ {running}; }}; then {start} fi"] if keep_agent else [stop, start]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -156,7 +156,7 @@ class FrrDriver(DpctlDriver):
             )
         return out
 
-    def _with_files(self, files: dict[str, str], script: str) -> tuple[int, str, str]:
+    def _with_files(self, files: Mapping[str, str | bytes], script: str) -> tuple[int, str, str]:
         """Write ``files`` (paths relative to the state folder) then run ``script``: one exec,
         the files as one tar archive on stdin."""
         command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && {{ {script}\n}}"
@@ -365,7 +365,9 @@ class FrrDriver(DpctlDriver):
         config as the one this commit confirmed: one exec. With ``keep_agent`` (nothing the
         agent reads changed: ``agent_unchanged``) a running agent is left running, and one
         that is not running is started."""
-        upload = {f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP}
+        upload: dict[str, str | bytes] = {
+            f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP
+        }
         agent_files, script = agent_commands(STATE, files, keep_agent)
         upload.update(agent_files)
         if record_running:

@@ -14,7 +14,7 @@ import shlex
 import tarfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import paramiko
@@ -56,12 +56,12 @@ class JumpPool:
 JUMPS = JumpPool()
 
 
-def tar(files: dict[str, str]) -> bytes:
+def tar(files: Mapping[str, str | bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
         now = time.time()
         for path, text in files.items():
-            data = text.encode()
+            data = text if isinstance(text, bytes) else text.encode()
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(data), 0o640, now
             archive.addfile(info, io.BytesIO(data))
