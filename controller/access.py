@@ -1,8 +1,9 @@
 """How dpctl reaches a fabric's switches and servers, decided once at the edge.
 
-A :class:`FabricAccess` is built by the command line before anything runs, from either the
-intent's credential references (a real fabric: :mod:`controller.fabric_access`) or a running
-lab (:mod:`controller.lab.access`), and passed down to deploy, verify, drain, hosts and the
+A :class:`FabricAccess` is built by the command line before anything runs, from the intent's
+credential references (a real fabric: :mod:`controller.fabric_access`), a running embedded lab
+(:mod:`controller.lab.access`) or a containerlab deployment (:mod:`controller.clab_access`),
+and passed down to deploy, verify, drain, hosts and the
 traffic check, which never look for a lab themselves. Secrets are never stored here: a
 password is read from the environment variable the intent names, at run time.
 """
@@ -93,3 +94,6 @@ class FabricAccess:
     traffic: TrafficRunner
     where: str
     """For people: "credentials of the intent", "lab in .lab/<name>", ..."""
+    source: str = "credentials"
+    """Which kind of target this is: embedded (the embedded lab), containerlab (a
+    containerlab deployment) or credentials (the intent's, a real fabric)."""

@@ -19,7 +19,7 @@ from controller.cli.common import (
     print_json,
 )
 from controller.cli.progress import SwitchProgress
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.deploy import DeviceOutcome
 from controller.deploy import deploy as run_deploy
 from controller.errors import DpctlError
@@ -61,13 +61,14 @@ def deploy(
         bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
     ] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print each device's diff.")] = False,
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Push the rendered configs (replace), post-check each switch, roll back a failing one."""
     label = "deploy" + (" (dry run)" if dry_run else "")
     try:
         built, state = load_with_state(ctx, fabric)
-        access = fabric_access(built)
+        access = fabric_access(built, target)
         count = len(built.switches_in(plane=plane)) if device is None else 1
         with SwitchProgress(count, label, not as_json) as bar:
             outcomes = run_deploy(
@@ -87,9 +88,17 @@ def deploy(
             n: {k: v for k, v in o.to_dict().items() if diff or dry_run or k != "diff"}
             for n, o in outcomes.items()
         }
-        print_json({"ok": not failed, "dry_run": dry_run, "devices": devices})
+        print_json(
+            {
+                "ok": not failed,
+                "dry_run": dry_run,
+                "target": target_summary(access),
+                "devices": devices,
+            }
+        )
     else:
         title = f"deploy {built.intent.name}" + (" (dry run)" if dry_run else "")
+        out.print(target_line(access), markup=False, highlight=False)
         _print(title, outcomes, diff or dry_run)
     if failed:
         raise typer.Exit(code=1)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from controller.access import FabricAccess
 from controller.cli.common import (
     DEFAULT_FABRIC,
     FabricOpt,
@@ -19,7 +20,7 @@ from controller.cli.common import (
 )
 from controller.cli.output import drain_lines
 from controller.cli.progress import StepStatus
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.drain import DrainReport
 from controller.drain import drain as run_drain
 from controller.errors import DpctlError
@@ -37,10 +38,11 @@ HostsFirstOpt = Annotated[
 ]
 
 
-def print_report(report: DrainReport, as_json: bool) -> None:
+def print_report(report: DrainReport, as_json: bool, access: FabricAccess) -> None:
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), "target": target_summary(access)})
         return
+    out.print(target_line(access), markup=False, highlight=False)
     if report.forced:
         err.print(f"[bold red]WARNING[/]: draining {report.leaf} against the pre-checks (--force)")
     for line in drain_lines(report):
@@ -57,6 +59,7 @@ def drain(
         bool, typer.Option("--force", help="Drain although a pre-check refuses.")
     ] = False,
     hosts_first: HostsFirstOpt = False,
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify.
@@ -65,7 +68,7 @@ def drain(
     (Ansible) after graceful-shutdown, before the leaf is isolated."""
     try:
         built, state = load_with_state(ctx, fabric)
-        access = fabric_access(built)
+        access = fabric_access(built, target)
         with StepStatus("drain", not as_json) as status:
             report = run_drain(
                 built,
@@ -79,6 +82,6 @@ def drain(
             )
     except DpctlError as exc:
         fail(exc, as_json)
-    print_report(report, as_json)
+    print_report(report, as_json, access)
     if not report.ok:
         raise typer.Exit(code=1)

@@ -20,7 +20,7 @@ from controller.cli.common import (
     print_json,
 )
 from controller.cli.output import live_enabled, short, status
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.errors import DpctlError
 from controller.hosts import Action, HostsResult, run_hosts, select_servers
 
@@ -54,21 +54,28 @@ def hosts_table(title: str, result: HostsResult) -> Table:
 
 
 def _run(
-    ctx: typer.Context, fabric: Path, action: Action, server: str | None, check: bool, as_json: bool
+    ctx: typer.Context,
+    fabric: Path,
+    action: Action,
+    where: tuple[str | None, str],
+    check: bool,
+    as_json: bool,
 ) -> None:
+    server, target = where
     try:
         built, state = load_with_state(ctx, fabric)
         select_servers(built, server)  # a bad --server is refused before any access is needed
-        access = fabric_access(built)
+        access = fabric_access(built, target)
         text = f"ansible {action} on {built.intent.name} servers..."
         with status(err, text, live_enabled(err, as_json)):
             result = run_hosts(built, action, access.servers, state, server=server, check=check)
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "target": target_summary(access)})
     else:
         title = f"hosts {action} {built.intent.name}" + (" (check)" if check else "")
+        out.print(target_line(access), markup=False, highlight=False)
         out.print(hosts_table(title, result))
         out.print(f"{result.seconds:.1f} s; artifacts in {result.artifacts}")
     if not result.ok:
@@ -83,10 +90,11 @@ def hosts_configure(
     check: Annotated[
         bool, typer.Option("--check", help="Report what would change; change nothing.")
     ] = False,
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Bond each GPU NIC's two ports, address, routes, ARP keep-alive, RoCE host settings."""
-    _run(ctx, fabric, "configure", server, check, as_json)
+    _run(ctx, fabric, "configure", (server, target), check, as_json)
 
 
 @app.command("verify")
@@ -95,7 +103,8 @@ def hosts_verify(
     fabric: FabricOpt = DEFAULT_FABRIC,
     server: ServerOpt = None,
     check: Annotated[bool, typer.Option("--check", help="Accepted; verify never changes.")] = False,
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Bond members up, gateway neighbour REACHABLE per NIC, same-rail peers answering."""
-    _run(ctx, fabric, "verify", server, check, as_json)
+    _run(ctx, fabric, "verify", (server, target), check, as_json)

@@ -30,7 +30,6 @@ from controller.intent import load_intent
 from controller.lab import LabError, LabSession, down
 from controller.lab import status as lab_status_report
 from controller.lab.fabric import bring_up, lab_dir, lab_prefix
-from controller.outputs import writer
 
 app = command_app(
     help="The embedded virtual lab and containerlab topologies.", no_args_is_help=True
@@ -44,9 +43,8 @@ LabDirOpt = Annotated[
 def _up(fabric: Path, state_dir: Path | None, bare: bool, runtime: str, quiet: bool) -> Any:
     built = load_fabric(fabric)
     if runtime == "containerlab":
-        target = clab.default_path(built)
-        writer.write_all(target.parent, {target.name: clab.render(built, "linux")})
-        return built, {"runtime": runtime, "output": clab.deploy(target)}
+        made = clab.export(built, clab.default_path(built))
+        return built, {"runtime": runtime, "output": clab.deploy(made.topology)}
     if runtime != "embedded":
         raise DpctlError("--runtime", f"unknown runtime {runtime!r}: embedded or containerlab")
     with StepStatus("lab up", not quiet) as phase:
@@ -195,33 +193,40 @@ def lab_down(
 def lab_export(
     fabric: FabricOpt = DEFAULT_FABRIC,
     kind: Annotated[
-        str, typer.Option("--kind", help="Switch kind: sonic-vs or linux (FRR).")
-    ] = "linux",
+        str,
+        typer.Option(
+            "--kind",
+            help="Switch node kind; auto (default) follows the intent's platform: frr -> linux "
+            "(labs/images/frr-switch), sonic -> sonic-vm; asternos and sonic-vs are refused.",
+        ),
+    ] = "auto",
     out_file: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Topology file (default: labs/<fabric>.clab.yml)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write a containerlab topology of the fabric from the same cabling plan."""
+    """Write a containerlab topology of the fabric from the same cabling plan, and the
+    deployment's SSH keys beside it (<fabric>.clab-keys/, never committed)."""
     try:
         built = load_fabric(fabric)
-        target = out_file or clab.default_path(built)
-        content = clab.render(built, kind)  # type: ignore[arg-type]
-        writer.write_all(target.parent, {target.name: content})
+        made = clab.export(built, out_file or clab.default_path(built), kind)
     except DpctlError as exc:
         fail(exc, as_json)
     summary = {
         "ok": True,
-        "out": str(target),
-        "kind": kind,
-        "nodes": len(built.switches) + len(built.servers),
-        "links": len(built.links),
+        "out": str(made.topology),
+        "kind": made.kind,
+        "platform": built.intent.platform,
+        "keys": str(made.keys.root),
+        "nodes": made.nodes,
+        "links": made.links,
     }
     if as_json:
         print_json(summary)
         return
     out.print(
-        f"[green]exported[/] {built.intent.name} ({kind}) -> {target}: "
-        f"{summary['nodes']} nodes, {summary['links']} links"
+        f"[green]exported[/] {built.intent.name} ({built.intent.platform} switches as "
+        f"{made.kind} nodes) -> {made.topology}: {made.nodes} nodes, {made.links} links; "
+        f"keys in {made.keys.root}"
     )

@@ -16,7 +16,7 @@ from controller.cli.common import (
     out,
     print_json,
 )
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.errors import DpctlError
 from controller.rollback import rollback_device
 
@@ -28,6 +28,7 @@ def rollback(
     ctx: typer.Context,
     fabric: FabricOpt = DEFAULT_FABRIC,
     device: Annotated[str, typer.Option("--device", "-d", help="The switch to restore.")] = "",
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Restore a switch's configuration saved (by deploy) before its last commit."""
@@ -35,12 +36,21 @@ def rollback(
         if not device:
             raise DpctlError("--device", "name the switch to roll back")
         built, state = load_with_state(ctx, fabric)
-        outcome = rollback_device(built, fabric_access(built), state, device)
+        access = fabric_access(built, target)
+        outcome = rollback_device(built, access, state, device)
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:
-        print_json({"ok": outcome.ok, "device": device, **outcome.to_dict()})
+        print_json(
+            {
+                "ok": outcome.ok,
+                "device": device,
+                "target": target_summary(access),
+                **outcome.to_dict(),
+            }
+        )
     else:
+        out.print(target_line(access), markup=False, highlight=False)
         out.print(
             f"[green]rolled back[/] {device} to {outcome.backup}"
             if outcome.ok

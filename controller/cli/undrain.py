@@ -16,7 +16,7 @@ from controller.cli.common import (
 )
 from controller.cli.drain import print_report
 from controller.cli.progress import StepStatus
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access
 from controller.drain import undrain as run_undrain
 from controller.errors import DpctlError
 
@@ -40,6 +40,7 @@ def undrain(
     fabric: FabricOpt = DEFAULT_FABRIC,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan only.")] = False,
     hosts_first: HostsLastOpt = False,
+    target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Return a leaf to service: policy back, host ports held down until BGP is up, verify.
@@ -48,7 +49,7 @@ def undrain(
     (Ansible) once the leaf's own steps are done, before the verify."""
     try:
         built, state = load_with_state(ctx, fabric)
-        access = fabric_access(built)
+        access = fabric_access(built, target)
         with StepStatus("undrain", not as_json) as status:
             report = run_undrain(
                 built,
@@ -61,6 +62,6 @@ def undrain(
             )
     except DpctlError as exc:
         fail(exc, as_json)
-    print_report(report, as_json)
+    print_report(report, as_json, access)
     if not report.ok:
         raise typer.Exit(code=1)

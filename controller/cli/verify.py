@@ -20,7 +20,7 @@ from controller.cli.common import (
 )
 from controller.cli.output import verify_summary
 from controller.cli.progress import SwitchProgress
-from controller.cli.reach import fabric_access
+from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.errors import DpctlError
 from controller.traffic import TrafficReport, check_traffic, validate
 from controller.verify import verify as run_verify
@@ -58,13 +58,14 @@ def verify(
     as_json: JsonOpt = False,
     traffic: TrafficOpt = False,
     seconds: SecondsOpt = 3.0,
+    target: TargetOpt = "auto",
 ) -> None:
     """Check the live fabric against the intent: BGP, LLDP, routes, EVPN ES, RoCE, drain state."""
     try:
         if traffic:
             validate(seconds)  # a bad option fails before anything runs
         built, state = load_with_state(ctx, fabric)
-        access = fabric_access(built)
+        access = fabric_access(built, target)
         with SwitchProgress(len(built.switches_in(plane=plane)), "verify", not as_json) as bar:
             checks = run_verify(built, access, state, plane=plane, processors=[bar])
         report = check_traffic(built, access, state, seconds=seconds) if traffic else None
@@ -72,12 +73,17 @@ def verify(
         fail(exc, as_json)
     ok = all(c.ok for c in checks) and (report is None or report.ok)
     if as_json:
-        body: dict[str, Any] = {"ok": ok, "checks": [c.to_dict() for c in checks]}
+        body: dict[str, Any] = {
+            "ok": ok,
+            "target": target_summary(access),
+            "checks": [c.to_dict() for c in checks],
+        }
         if report is not None:
             body["traffic"] = report.to_dict()
         print_json(body)
     else:
         title = f"verify {built.intent.name}" + (f" plane {plane}" if plane else "")
+        out.print(target_line(access), markup=False, highlight=False)
         out.print(verify_summary(checks, title))
         if report is not None:
             out.print(traffic_table(report))

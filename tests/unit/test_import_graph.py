@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "controller.access",
             "controller.fabric_access",
+            "controller.clab_access",
             "controller.connection",
             "controller.opstate",
             "controller.backups",
