@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,7 +105,20 @@ class Deployment:
 def _cable(topology: dict[str, Any], nodes: dict[str, str]) -> None:
     for link in topology["topology"]["links"]:
         (a, a_if), (z, z_if) = (ep.split(":", 1) for ep in link["endpoints"])
-        ip("-n", nodes[a], "link", "add", a_if, "type", "veth", "peer", "name", z_if, "netns", nodes[z])
+        ip(
+            "-n",
+            nodes[a],
+            "link",
+            "add",
+            a_if,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            z_if,
+            "netns",
+            nodes[z],
+        )
         ip("-n", nodes[a], "link", "set", a_if, "up")
         ip("-n", nodes[z], "link", "set", z_if, "up")
 
@@ -120,7 +133,20 @@ def _mgmt(topology: dict[str, Any], host: str, nodes: dict[str, str]) -> None:
     for index, (name, ns) in enumerate(nodes.items()):
         ip("netns", "add", ns)
         ip("-n", ns, "link", "set", "lo", "up")
-        ip("-n", host, "link", "add", f"m{index}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+        ip(
+            "-n",
+            host,
+            "link",
+            "add",
+            f"m{index}",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            ns,
+        )
         ip("-n", host, "link", "set", f"m{index}", "master", "br0", "up")
         address = topology["topology"]["nodes"][name]["mgmt-ipv4"]
         ip("-n", ns, "addr", "add", f"{address}/{prefix}", "dev", "eth0")
@@ -136,8 +162,20 @@ def _start(deployment: Deployment, topology: dict[str, Any], topo_dir: Path, wor
         script = node_script(name, image, role, work / name, binds)
         with open(deployment.logs / f"{name}.log", "wb") as log:
             deployment.processes[name] = subprocess.Popen(
-                ["ip", "netns", "exec", ns, "unshare", "--mount", "--uts", "--propagation",
-                 "private", "sh", "-c", script],
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "unshare",
+                    "--mount",
+                    "--uts",
+                    "--propagation",
+                    "private",
+                    "sh",
+                    "-c",
+                    script,
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -170,15 +208,11 @@ def _stop(deployment: Deployment) -> None:
             ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
         ).stdout.split()
         for pid in pids:
-            try:
+            with suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     for process in deployment.processes.values():
-        try:
+        with suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
     for ns in [*deployment.nodes.values(), deployment.host]:
         ip("netns", "del", ns, check=False)
 

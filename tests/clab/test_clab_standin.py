@@ -103,7 +103,9 @@ def test_verify_reads_every_switch_and_lldp(deployment) -> None:  # type: ignore
 
 def test_text_output_names_the_target(deployment) -> None:  # type: ignore[no-untyped-def]
     running, env, work = deployment
-    result = running.run(dpctl("deploy", "-f", str(INTENT), "--dry-run", "-d", "p1-spine1"), env, work)
+    result = running.run(
+        dpctl("deploy", "-f", str(INTENT), "--dry-run", "-d", "p1-spine1"), env, work
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "target: containerlab (the containerlab deployment" in result.stdout
 
@@ -129,15 +131,26 @@ def test_a_wrong_key_is_refused(deployment, tmp_path: Path) -> None:  # type: ig
     try:
         (keys / "id_ed25519").unlink()
         (keys / "id_ed25519.pub").unlink()
-        assert run_cli(
-            "lab", "export", "-f", str(INTENT), "-o", str(work / "labs" / "lab-dual-arp.clab.yml")
-        ).exit_code == 0
+        assert (
+            run_cli(
+                "lab",
+                "export",
+                "-f",
+                str(INTENT),
+                "-o",
+                str(work / "labs" / "lab-dual-arp.clab.yml"),
+            ).exit_code
+            == 0
+        )
         result = running.run(
             dpctl("deploy", "-f", str(INTENT), "--dry-run", "-d", "p1-spine1", "--json"), env, work
         )
         body = json.loads(result.stdout)
         assert result.returncode != 0
-        assert "Authentication failed" in json.dumps(body) or "authentication" in json.dumps(body).lower()
+        assert (
+            "Authentication failed" in json.dumps(body)
+            or "authentication" in json.dumps(body).lower()
+        )
     finally:
         (keys / "id_ed25519").write_bytes(saved[0])
         (keys / "id_ed25519.pub").write_bytes(saved[1])
