@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from controller.access import AccessError, FabricAccess, refuse_virtual
+from controller.access import AccessError, FabricAccess
 from controller.clab_access import containerlab_access
 from controller.fabric_access import credentials_access
 from controller.facts import Fabric
@@ -57,8 +57,7 @@ def fabric_access(fabric: Fabric, target: str = "auto") -> FabricAccess:
                     f"clab-{name}/topology-data.json beside the topology file)",
                 )
             return access
-    refuse_virtual(fabric)  # a lab-only fabric: its lab is not running, say so first
-    return credentials_access(fabric)
+    return credentials_access(fabric)  # a lab-only fabric is refused when it is used
 
 
 def target_summary(access: FabricAccess) -> dict[str, Any]:

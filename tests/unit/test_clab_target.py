@@ -40,6 +40,8 @@ def deployed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-embedded-lab"))
     monkeypatch.delenv("CLAB_LABDIR_BASE", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")  # no docker client: the file is all there is
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")  # what a credentials target would read
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path / "state"))
     return topology
 
 
@@ -91,21 +93,21 @@ def test_explicit_targets(deployed: Path) -> None:
     fabric = build_fabric(load_intent(INTENT))
     with pytest.raises(AccessError, match="the embedded lab of lab-dual-arp is not running"):
         fabric_access(fabric, "embedded")
-    with pytest.raises(AccessError, match="is a lab fabric"):
-        fabric_access(fabric, "credentials")
+    creds = fabric_access(fabric, "credentials")  # refused when used (refuse_virtual)
+    assert creds.source == "credentials" and not creds.switches.lab
     with pytest.raises(AccessError, match="unknown target 'lab'"):
         fabric_access(fabric, "lab")
 
 
 def test_no_deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
     monkeypatch.setenv("DPCTL_CLAB_TOPOLOGY", str(tmp_path / "labs" / "lab-dual-arp.clab.yml"))
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-embedded-lab"))
     fabric = build_fabric(load_intent(INTENT))
     assert containerlab_access(fabric) is None
     with pytest.raises(AccessError, match="no running containerlab deployment of lab-dual-arp"):
         fabric_access(fabric, "containerlab")
-    with pytest.raises(AccessError, match="is a lab fabric"):
-        fabric_access(fabric)
+    assert fabric_access(fabric).source == "credentials"
 
 
 def test_a_real_fabric_goes_to_its_credentials(
@@ -125,6 +127,8 @@ def test_lab_fabric_with_neither_is_refused_as_before(
 ) -> None:
     monkeypatch.setenv("DPCTL_CLAB_TOPOLOGY", str(tmp_path / "none.clab.yml"))
     monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "no-embedded-lab"))
+    monkeypatch.setenv("DPCTL_PASSWORD", "not-used")
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
     code, body = run_json("deploy", "-f", str(INTENT), "--dry-run")
     assert code != 0
