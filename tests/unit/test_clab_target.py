@@ -193,3 +193,40 @@ def test_labdir_base_is_honoured(
     monkeypatch.setenv("CLAB_LABDIR_BASE", str(base))
     access = containerlab_access(fabric)
     assert access is not None and str(base) in access.where
+
+
+def fake_docker(tmp_path: Path, output: str, code: int = 0) -> Path:
+    """A `docker` client standing in for a daemon that answers (none runs here): prints
+    ``output`` for `docker ps` and exits ``code``; it records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "docker"
+    script.write_text(
+        f'#!/bin/sh\necho "$@" > {tmp_path}/docker-args\nprintf "{output}"\nexit {code}\n'
+    )
+    script.chmod(0o755)
+    return bin_dir
+
+
+@pytest.mark.parametrize(
+    ("output", "code", "found"),
+    [("", 0, False), ("3f2a9c1b7d4e\\n", 0, True), ("", 1, True)],
+    ids=["daemon-says-none-run", "daemon-lists-containers", "daemon-unreachable"],
+)
+def test_docker_decides_when_it_answers(
+    deployed: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    output: str,
+    code: int,
+    found: bool,
+) -> None:
+    """A destroyed lab's folder stays (destroy without --cleanup): when Docker answers that no
+    container of the lab runs, the deployment is not used; when it cannot answer, the
+    topology data is all dpctl has, and it is used."""
+    monkeypatch.setenv("PATH", str(fake_docker(tmp_path, output, code)))
+    fabric = build_fabric(load_intent(INTENT))
+    access = containerlab_access(fabric)
+    assert (access is not None) == found
+    args = (tmp_path / "docker-args").read_text().split()
+    assert args == ["ps", "-q", "--filter", "label=containerlab=lab-dual-arp"]
