@@ -77,8 +77,8 @@ def test_package_and_data_come_from_the_venv(
 ) -> None:
     target, env = installed
     code = (
-        "import controller, controller.render.engine as e, controller.hosts as h;"
-        "print(controller.__file__); print(e.TEMPLATES); print(h.PLAYBOOKS)"
+        "import controller, controller.resources as r, controller.hosts as h;"
+        "print(controller.__file__); print(r.templates_dir()); print(h.PLAYBOOKS)"
     )
     out = _run([str(target / "bin" / "python"), "-c", code], _workdir(tmp_path), env).stdout
     package, templates, playbooks = (Path(line) for line in out.split())
