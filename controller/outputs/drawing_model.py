@@ -166,6 +166,7 @@ class Drawing:
 
 
 def drawing_height(legend_y: float, width: float, entries: int) -> float:
+    """The picture's height: its legend's rows from ``legend_y`` down, then the note line."""
     rows = -(-entries // max(1, int((width - 2 * MARGIN) // LEGEND_ITEM_W)))
     return round(legend_y + rows * LEGEND_ROW_H + 6 + 18)
 
