@@ -222,8 +222,8 @@ def run_hosts(
     if not access.lab:
         refuse_virtual(fabric)
     require_ansible()
-    # deferred: ansible_runner takes ~0.3 s to import, and only the commands that run
-    # Ansible need it (and require_ansible names what is missing first)
+    # deferred: only the commands that run Ansible need ansible_runner (0.1-0.3 s to import,
+    # by the machine's load), and require_ansible has named what is missing first
     import ansible_runner
 
     inventory = build_inventory(fabric, access, names)

@@ -40,7 +40,7 @@ FIGURES = (
 
 
 def _compare(built: Fabric, report: Path, qps: int, seed: int, fabric: Path, as_json: bool) -> None:
-    # the report draws figures: matplotlib (~0.5 s to import) only for --compare and --plot
+    # the report draws figures: matplotlib (0.3 s to import) only for --compare and --plot
     from controller.simulate.report import write_compare
 
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -62,7 +62,7 @@ def _run(
         write_links(links_document(result, topo), links_out)
     figures: list[Path] = []
     if plot is not None:
-        # matplotlib (~0.5 s to import) only when figures are asked for
+        # matplotlib (0.3 s to import) only when figures are asked for
         from controller.simulate.plots import plot_modes, plot_run
 
         figures = plot_run(result, topo, plot)
