@@ -205,6 +205,53 @@ def _downlink_index(sizing: Sizing, position: int, rail: int) -> int:
     return block * (sizing.downlinks_per_leaf // sizing.rails_per_leaf) + position
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Subnet:
+    """A rail subnet with its gateway as an integer and its prefix length, read once."""
+
+    subnet: RailSubnet
+    gateway: int
+    prefixlen: int
+
+
+def _nic(sizing: Sizing, rail: _Subnet, number: int, position: int, port: LogicalPort) -> Nic:
+    """The NIC of server ``number`` (``position`` in its group) on a rail: the address after
+    the gateway's by its position, both ports to ``port`` of the rail's leaf pair."""
+    subnet = rail.subnet
+    es_id = (number - 1) * sizing.gpus_per_server + subnet.rail
+    sys_mac = _es_sys_mac(number, subnet.rail)
+    return Nic(
+        rail=subnet.rail,
+        ip=inet_ntoa((rail.gateway + 1 + position).to_bytes(4, "big")),
+        prefixlen=rail.prefixlen,
+        gateway=subnet.gateway,
+        ports=(f"nic{subnet.rail}p1", f"nic{subnet.rail}p2"),
+        leaves=subnet.leaves,
+        leaf_ports=(port.name, port.name),
+        es_id=es_id,
+        es_sys_mac=sys_mac,
+        esi=_esi(sys_mac, es_id),
+    )
+
+
+def _host_links(server: str, group: int, nic: Nic, port: LogicalPort) -> list[Link]:
+    """The NIC's two cables, one to its rail's leaf in each plane."""
+    return [
+        Link(
+            a_device=server,
+            a_port=nic.ports[plane - 1],
+            z_device=nic.leaves[plane - 1],
+            z_port=port.name,
+            speed=port.speed,
+            kind="host",
+            plane=plane,
+            group=group,
+            rail=nic.rail,
+        )
+        for plane in PLANE_IDS
+    ]
+
+
 def build_servers_and_host_links(
     intent: FabricIntent,
     sizing: Sizing,
@@ -212,9 +259,10 @@ def build_servers_and_host_links(
     mgmt: list[str],
     downlinks: list[LogicalPort],
 ) -> tuple[list[Server], list[Link]]:
-    subnet_of = {(r.group, r.rail): r for r in subnets}
-    gateway_int = {key: int(IPv4Address(r.gateway)) for key, r in subnet_of.items()}
-    prefixlen = {key: int(r.prefix.split("/")[1]) for key, r in subnet_of.items()}
+    subnet_of = {
+        (r.group, r.rail): _Subnet(r, int(IPv4Address(r.gateway)), int(r.prefix.split("/")[1]))
+        for r in subnets
+    }
     servers: list[Server] = []
     links: list[Link] = []
     for number in range(1, sizing.servers + 1):
@@ -223,40 +271,10 @@ def build_servers_and_host_links(
         name = intent.naming.server.format(server=number, group=group)
         nics = []
         for rail in range(1, sizing.gpus_per_server + 1):
-            subnet = subnet_of[(group, rail)]
             port = downlinks[_downlink_index(sizing, position, rail)]
-            ip = inet_ntoa((gateway_int[(group, rail)] + 1 + position).to_bytes(4, "big"))
-            ports = (f"nic{rail}p1", f"nic{rail}p2")
-            es_id = (number - 1) * sizing.gpus_per_server + rail
-            sys_mac = _es_sys_mac(number, rail)
-            nics.append(
-                Nic(
-                    rail=rail,
-                    ip=ip,
-                    prefixlen=prefixlen[(group, rail)],
-                    gateway=subnet.gateway,
-                    ports=ports,
-                    leaves=subnet.leaves,
-                    leaf_ports=(port.name, port.name),
-                    es_id=es_id,
-                    es_sys_mac=sys_mac,
-                    esi=_esi(sys_mac, es_id),
-                )
-            )
-            for plane in PLANE_IDS:
-                links.append(
-                    Link(
-                        a_device=name,
-                        a_port=ports[plane - 1],
-                        z_device=subnet.leaves[plane - 1],
-                        z_port=port.name,
-                        speed=port.speed,
-                        kind="host",
-                        plane=plane,
-                        group=group,
-                        rail=rail,
-                    )
-                )
+            nic = _nic(sizing, subnet_of[(group, rail)], number, position, port)
+            nics.append(nic)
+            links += _host_links(name, group, nic, port)
         servers.append(
             Server(
                 name=name,

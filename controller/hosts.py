@@ -180,6 +180,33 @@ def _outcomes(events: list[dict[str, Any]], names: list[str]) -> dict[str, HostO
     return hosts
 
 
+def _envvars(run_dir: Path) -> dict[str, str]:
+    """ansible-playbook's settings for a run (its temporary files under ``run_dir``)."""
+    return {
+        "ANSIBLE_PIPELINING": "True",
+        # no ControlPersist master: a kept master to a server whose path died hangs the next
+        # run for minutes (TCP retransmits); a play has two tasks, fresh connections are cheap
+        "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        # the playbooks name modules and roles by FQCN (dpctl.fabric.*): this installation's
+        "ANSIBLE_COLLECTIONS_PATH": str(collections_path()),
+        "ANSIBLE_LOCAL_TEMP": str(run_dir / "tmp"),
+        "ANSIBLE_FORKS": "16",
+        "ANSIBLE_NOCOLOR": "True",
+    }
+
+
+def _mark_from_stats(hosts: dict[str, HostOutcome], stats: dict[str, Any]) -> None:
+    """The play's recap has the last word on who was unreachable or failed."""
+    for name in stats.get("dark", {}) or {}:
+        if name in hosts:
+            hosts[name].unreachable, hosts[name].ok = True, False
+    for name in stats.get("failures", {}) or {}:
+        if name in hosts and not hosts[name].unreachable:
+            hosts[name].failed, hosts[name].ok = True, False
+
+
 def run_hosts(
     fabric: Fabric,
     action: Action,
@@ -195,34 +222,22 @@ def run_hosts(
     if not access.lab:
         refuse_virtual(fabric)
     require_ansible()
+    # deferred: only the commands that run Ansible need ansible_runner (0.1-0.3 s to import,
+    # by the machine's load), and require_ansible has named what is missing first
     import ansible_runner
 
     inventory = build_inventory(fabric, access, names)
     run_dir = _run_dir(state, action)
     # compact: json's C encoder (indent would take the pure-Python one: 1 s at 16,384 GPUs)
     (run_dir / "inventory.json").write_text(json.dumps(inventory, sort_keys=True))
-    cmdline = "--check" if check else ""
-    envvars = {
-        "ANSIBLE_PIPELINING": "True",
-        # no ControlPersist master: a kept master to a server whose path died hangs the next
-        # run for minutes (TCP retransmits); a play has two tasks, fresh connections are cheap
-        "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
-        "ANSIBLE_HOST_KEY_CHECKING": "True",
-        "ANSIBLE_RETRY_FILES_ENABLED": "False",
-        # the playbooks name modules and roles by FQCN (dpctl.fabric.*): this installation's
-        "ANSIBLE_COLLECTIONS_PATH": str(collections_path()),
-        "ANSIBLE_LOCAL_TEMP": str(run_dir / "tmp"),
-        "ANSIBLE_FORKS": "16",
-        "ANSIBLE_NOCOLOR": "True",
-    }
     start = time.monotonic()
     runner = ansible_runner.run(
         private_data_dir=str(run_dir),
         project_dir=str(PLAYBOOKS),
         playbook=str(PLAYBOOKS / f"{action}.yml"),
         inventory=inventory,
-        cmdline=cmdline or None,
-        envvars=envvars,
+        cmdline="--check" if check else None,
+        envvars=_envvars(run_dir),
         extravars={"dpctl_config_root": access.config_root, **(extravars or {})},
         quiet=True,
         json_mode=False,
@@ -232,15 +247,8 @@ def run_hosts(
         cancel_callback=lambda: False,
     )
     seconds = time.monotonic() - start
-    events = list(runner.events)
-    hosts = _outcomes(events, names)
-    stats = runner.stats or {}
-    for name in stats.get("dark", {}) or {}:
-        if name in hosts:
-            hosts[name].unreachable, hosts[name].ok = True, False
-    for name in stats.get("failures", {}) or {}:
-        if name in hosts and not hosts[name].unreachable:
-            hosts[name].failed, hosts[name].ok = True, False
+    hosts = _outcomes(list(runner.events), names)
+    _mark_from_stats(hosts, runner.stats or {})
     if runner.rc != 0 and not any(h.unreachable or h.failed for h in hosts.values()):
         stdout = (run_dir / "artifacts" / "run" / "stdout").read_text(errors="replace")
         raise HostsError(

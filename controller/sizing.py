@@ -79,6 +79,19 @@ def _spines_per_plane(leaves_per_plane: int, uplinks: int, spine_ports: int) -> 
     return None
 
 
+def _fabric_speed(leaf: SwitchModel, spine: SwitchModel) -> str:
+    """The leaf-spine link speed: the leaf's uplinks and the spine's ports must agree."""
+    uplink_speed = leaf.port_speed_for("leaf", "uplink")
+    spine_speed = spine.port_speed_for("spine", "fabric")
+    if uplink_speed != spine_speed:
+        raise SizingError(
+            "switches",
+            f"leaf {leaf.name} uplinks run at {uplink_speed} but spine {spine.name} "
+            f"ports run at {spine_speed}",
+        )
+    return uplink_speed
+
+
 def size_fabric(
     leaf_model: str,
     spine_model: str,
@@ -95,14 +108,7 @@ def size_fabric(
     downlinks = leaf.port_count("leaf", "downlink")
     uplinks = leaf.port_count("leaf", "uplink")
     spine_ports = spine.port_count("spine", "fabric")
-    uplink_speed = leaf.port_speed_for("leaf", "uplink")
-    spine_speed = spine.port_speed_for("spine", "fabric")
-    if uplink_speed != spine_speed:
-        raise SizingError(
-            "switches",
-            f"leaf {leaf_model} uplinks run at {uplink_speed} but spine {spine_model} "
-            f"ports run at {spine_speed}",
-        )
+    uplink_speed = _fabric_speed(leaf, spine)
     groups = -(-servers // downlinks)
     per_group = min(servers, downlinks)
     rpl = rails_per_leaf(gpus_per_server, per_group, downlinks)
@@ -114,7 +120,7 @@ def size_fabric(
         raise SizingError(
             where,
             f"{servers} servers x {gpus_per_server} GPUs need {leaves_per_plane} leaves per plane, "
-            f"but a {spine_model} spine has only {spine_ports} ports at {spine_speed}: two tiers "
+            f"but a {spine_model} spine has only {spine_ports} ports at {uplink_speed}: two tiers "
             f"of {leaf_model}/{spine_model} hold at most {limit} servers "
             f"({limit * gpus_per_server} GPUs) with {gpus_per_server} GPUs per server",
         )

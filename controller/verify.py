@@ -204,7 +204,7 @@ def check_segments(
     each leaf listing the other's VTEP (its loopback) as a peer of the segment (on the partner
     alone while one leaf is drained). Without the peers, a pair whose leaves do not see each
     other could pass by their DF preferences alone. A bgpd restart that lost FRR 8.4's replay
-    race (``evpn_vnis`` in controller/render/device.py) left both leaves DF and one of them
+    race (``evpn_vnis`` in controller/render/bgp.py) left both leaves DF and one of them
     with no peer."""
     drained = drained or {}
     checks = []

@@ -201,6 +201,90 @@ def socket_drops(sock: socket.socket) -> int:
     return 0
 
 
+class _Tally:
+    """What the receiver learns of each sub-flow (packet seq modulo sub-flows) as packets
+    arrive: its silences, split into the sender's own pauses and the network's share, its
+    duplicates and reordered packets, and the flow's fastest and slowest transit."""
+
+    def __init__(self, subflows: int, rate: float | None) -> None:
+        self.subflows, self.rate = subflows, rate
+        self.seen: set[int] = set()
+        self.dups = 0
+        self.last: dict[int, float] = {}  # sub-flow -> last arrival (monotonic)
+        self.gap = [0.0] * subflows
+        self.gap_end = [0.0] * subflows  # wall-clock time of the arrival that ended the gap
+        self.highest = [-1] * subflows
+        self.flow_dups, self.flow_late = [0] * subflows, [0] * subflows
+        # the sender's own pauses: between two arrivals of a sub-flow, how far its send times
+        # lag its schedule (the guest not running it), so a gap splits into sender and network
+        self.paused, self.net_gap = [0.0] * subflows, [0.0] * subflows
+        self.late_at: list[list[float]] = [[] for _ in range(subflows)]  # reordered: when
+        self.last_sent: dict[int, tuple[int, float]] = {}  # sub-flow -> its newest (seq, sent)
+        self.transit = [float("inf"), float("-inf")]  # fastest and slowest arrival - send time
+        self.first_at = self.last_at = 0.0  # wall clock of the first and the last packet
+
+    def arrival(self, seq: int, sent_at: float, now: float, wall: float) -> None:
+        """Packet ``seq`` sent at ``sent_at`` (the sender's clock) arrived at ``now``
+        (monotonic), ``wall`` (the wall clock)."""
+        self.last_at = wall
+        if not self.first_at:
+            self.first_at = wall
+        flow = seq % self.subflows
+        self.transit[0], self.transit[1] = (
+            min(self.transit[0], self.last_at - sent_at),
+            max(self.transit[1], self.last_at - sent_at),
+        )
+        if flow in self.last:
+            self._silence(flow, seq, sent_at, now)
+        if flow not in self.last_sent or seq > self.last_sent[flow][0]:
+            self.last_sent[flow] = (seq, sent_at)
+        self.last[flow] = now
+        if seq in self.seen:
+            self.dups += 1
+            self.flow_dups[flow] += 1
+        elif seq < self.highest[flow]:
+            self.flow_late[flow] += 1
+            if len(self.late_at[flow]) < MAX_LOST_RUNS:
+                self.late_at[flow].append(round(time.time(), 3))
+        self.highest[flow] = max(self.highest[flow], seq)
+        self.seen.add(seq)
+
+    def _silence(self, flow: int, seq: int, sent_at: float, now: float) -> None:
+        """The time since the sub-flow's last arrival, less the sender's own pause."""
+        before = self.last_sent.get(flow)
+        lag = 0.0
+        if self.rate and before is not None and seq > before[0]:
+            lag = max(0.0, sent_at - before[1] - (seq - before[0]) / self.rate)
+        self.paused[flow] = max(self.paused[flow], lag)
+        self.net_gap[flow] = max(self.net_gap[flow], now - self.last[flow] - lag)
+        if now - self.last[flow] > self.gap[flow]:
+            self.gap[flow], self.gap_end[flow] = now - self.last[flow], time.time()
+
+    def result(self, sent: int, sock: socket.socket) -> dict[str, object]:
+        interval = self.subflows / self.rate if self.rate else None
+        result = summarise(
+            sent,
+            self.seen,
+            self.subflows,
+            self.gap,
+            self.flow_dups,
+            self.flow_late,
+            interval,
+            self.gap_end,
+            self.paused,
+            self.net_gap,
+            self.late_at,
+        )
+        fastest, slowest = self.transit
+        result["extra_delay_ms"] = (
+            round((slowest - fastest) * 1000.0, 1) if slowest >= fastest else 0.0
+        )
+        result["receiver_dropped"] = socket_drops(sock)
+        result["first_arrival"] = round(self.first_at, 3)
+        result["last_arrival"] = round(self.last_at, 3)
+        return result
+
+
 def recv(
     bind: str,
     port: int,
@@ -216,22 +300,10 @@ def recv(
     if ready:
         open(ready, "w").close()
     deadline = time.monotonic() + timeout
-    seen: set[int] = set()
-    dups, sent = 0, count
-    last: dict[int, float] = {}  # sub-flow (packet seq modulo sub-flows) -> last arrival
-    gap = [0.0] * subflows
-    gap_end = [0.0] * subflows  # wall-clock time of the arrival that ended the longest gap
-    highest = [-1] * subflows
-    flow_dups, flow_late = [0] * subflows, [0] * subflows
-    # the sender's own pauses: between two arrivals of a sub-flow, how far its send times
-    # lag its schedule (the guest not running it), so a gap splits into sender and network
-    paused, net_gap = [0.0] * subflows, [0.0] * subflows
-    late_at: list[list[float]] = [[] for _ in range(subflows)]  # when reordered ones arrived
-    last_sent: dict[int, tuple[int, float]] = {}  # sub-flow -> (seq, send time) of its newest
-    transit = [float("inf"), float("-inf")]  # fastest and slowest arrival - send time
+    tally = _Tally(subflows, rate)
+    sent = count
     done_seen = False
     next_look = 0.0
-    first_at = last_at = 0.0  # wall clock of the first and the last packet of the flow
     while (now := time.monotonic()) < deadline:
         if done and not done_seen and now >= next_look:
             next_look = now + 0.2
@@ -251,49 +323,13 @@ def recv(
             break
         if magic != _MAGIC:
             continue
-        now = time.monotonic()
-        last_at = time.time()
-        if not first_at:
-            first_at = last_at
-            if flowing:
-                open(flowing, "w").close()
-        flow = seq % subflows
-        transit[0], transit[1] = (
-            min(transit[0], last_at - sent_at),
-            max(transit[1], last_at - sent_at),
-        )
-        if flow in last:
-            before = last_sent.get(flow)
-            lag = 0.0
-            if rate and before is not None and seq > before[0]:
-                lag = max(0.0, sent_at - before[1] - (seq - before[0]) / rate)
-            paused[flow] = max(paused[flow], lag)
-            net_gap[flow] = max(net_gap[flow], now - last[flow] - lag)
-            if now - last[flow] > gap[flow]:
-                gap[flow], gap_end[flow] = now - last[flow], time.time()
-        if flow not in last_sent or seq > last_sent[flow][0]:
-            last_sent[flow] = (seq, sent_at)
-        last[flow] = now
-        if seq in seen:
-            dups += 1
-            flow_dups[flow] += 1
-        elif seq < highest[flow]:
-            flow_late[flow] += 1
-            if len(late_at[flow]) < MAX_LOST_RUNS:
-                late_at[flow].append(round(time.time(), 3))
-        highest[flow] = max(highest[flow], seq)
-        seen.add(seq)
-        if len(seen) >= count:
+        now, wall = time.monotonic(), time.time()
+        if not tally.first_at and flowing:
+            open(flowing, "w").close()  # the first arrival: the flow is flowing
+        tally.arrival(seq, sent_at, now, wall)
+        if len(tally.seen) >= count:
             break
-    interval = subflows / rate if rate else None
-    result = summarise(
-        sent, seen, subflows, gap, flow_dups, flow_late, interval, gap_end, paused, net_gap, late_at
-    )
-    result["extra_delay_ms"] = (
-        round((transit[1] - transit[0]) * 1000.0, 1) if transit[1] >= transit[0] else 0.0
-    )
-    result["receiver_dropped"] = socket_drops(sock)
-    result["first_arrival"], result["last_arrival"] = round(first_at, 3), round(last_at, 3)
+    result = tally.result(sent, sock)
     sock.close()
     return result
 

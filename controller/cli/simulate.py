@@ -21,9 +21,9 @@ from controller.cli.common import (
 )
 from controller.errors import DpctlError
 from controller.facts import Fabric
-from controller.simulate import report as sim
 from controller.simulate.links import links_document, write_links
 from controller.simulate.model import Scenario
+from controller.simulate.runs import mode_bars, run
 
 app = command_app()
 
@@ -40,8 +40,11 @@ FIGURES = (
 
 
 def _compare(built: Fabric, report: Path, qps: int, seed: int, fabric: Path, as_json: bool) -> None:
+    # the report draws figures: matplotlib (0.3 s to import) only for --compare and --plot
+    from controller.simulate.report import write_compare
+
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    summary = sim.write_compare(built, report, qps, seed, today, str(fabric))
+    summary = write_compare(built, report, qps, seed, today, str(fabric))
     if as_json:
         print_json(summary)
         return
@@ -54,14 +57,17 @@ def _run(
     built: Fabric, scenario: Scenario, plot: Path | None, links_out: Path | None
 ) -> dict[str, Any]:
     """One scenario: its figures, the plots written and the per-link loads file."""
-    result, topo = sim.run(built, scenario)
+    result, topo = run(built, scenario)
     if links_out is not None:
         write_links(links_document(result, topo), links_out)
     figures: list[Path] = []
     if plot is not None:
-        figures = sim.plot_run(result, topo, plot)
-        figures += sim.plot_modes(
-            sim.mode_bars(built, scenario),
+        # matplotlib (0.3 s to import) only when figures are asked for
+        from controller.simulate.plots import plot_modes, plot_run
+
+        figures = plot_run(result, topo, plot)
+        figures += plot_modes(
+            mode_bars(built, scenario),
             f"{built.intent.name}: {scenario.workload}, completion by LB mode",
             plot,
             f"modes-{scenario.workload}",
@@ -91,48 +97,60 @@ def _print_run(built: Fabric, scenario: Scenario, data: dict[str, Any]) -> None:
         out.print(f"  per-link loads: {data['links_out']}")
 
 
+WorkloadOpt = Annotated[
+    str, typer.Option("--workload", "-w", help="ring | tree | all-to-all | bisection.")
+]
+LbOpt = Annotated[
+    str | None,
+    typer.Option("--lb", help="ecmp | wcmp | ars | pbr | spray (default: the intent's)."),
+]
+PlanesOpt = Annotated[int, typer.Option("--planes", help="2, or 1 for the single-plane baseline.")]
+QpsOpt = Annotated[int, typer.Option("--qps", help="RoCEv2 queue pairs per connection.")]
+FailOpt = Annotated[
+    list[str] | None,
+    typer.Option("--fail", help="DEVICE or DEVICE:PORT to fail (repeatable)."),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the QP source ports.")]
+HashSeedsOpt = Annotated[
+    str, typer.Option("--hash-seeds", help="same | per-switch (ECMP hash seed and window).")
+]
+HashSelectOpt = Annotated[
+    str,
+    typer.Option("--hash-select", help="threshold (RFC 2992) | modulo: ECMP member choice."),
+]
+PlotOpt = Annotated[
+    Path | None, typer.Option("--plot", help="Write PNG/SVG figures into this folder.")
+]
+CompareOpt = Annotated[
+    bool, typer.Option("--compare", help="Run the whole matrix and write the report.")
+]
+ReportOpt = Annotated[
+    Path, typer.Option("--report", help="Where --compare writes its Markdown report.")
+]
+LinksOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--links-out",
+        help="Write every cable's load here (the file `report --simulate` reads).",
+    ),
+]
+
+
 @app.command()
 def simulate(
     fabric: FabricOpt = DEFAULT_FABRIC,
-    workload: Annotated[
-        str, typer.Option("--workload", "-w", help="ring | tree | all-to-all | bisection.")
-    ] = "ring",
-    lb: Annotated[
-        str | None,
-        typer.Option("--lb", help="ecmp | wcmp | ars | pbr | spray (default: the intent's)."),
-    ] = None,
-    planes: Annotated[
-        int, typer.Option("--planes", help="2, or 1 for the single-plane baseline.")
-    ] = 2,
-    qps: Annotated[int, typer.Option("--qps", help="RoCEv2 queue pairs per connection.")] = 4,
-    fail_: Annotated[
-        list[str] | None,
-        typer.Option("--fail", help="DEVICE or DEVICE:PORT to fail (repeatable)."),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the QP source ports.")] = 0,
-    hash_seeds: Annotated[
-        str, typer.Option("--hash-seeds", help="same | per-switch (ECMP hash seed and window).")
-    ] = "same",
-    hash_select: Annotated[
-        str,
-        typer.Option("--hash-select", help="threshold (RFC 2992) | modulo: ECMP member choice."),
-    ] = "threshold",
-    plot: Annotated[
-        Path | None, typer.Option("--plot", help="Write PNG/SVG figures into this folder.")
-    ] = None,
-    compare: Annotated[
-        bool, typer.Option("--compare", help="Run the whole matrix and write the report.")
-    ] = False,
-    report: Annotated[
-        Path, typer.Option("--report", help="Where --compare writes its Markdown report.")
-    ] = Path("docs/simulation.md"),
-    links_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--links-out",
-            help="Write every cable's load here (the file `report --simulate` reads).",
-        ),
-    ] = None,
+    workload: WorkloadOpt = "ring",
+    lb: LbOpt = None,
+    planes: PlanesOpt = 2,
+    qps: QpsOpt = 4,
+    fail_: FailOpt = None,
+    seed: SeedOpt = 0,
+    hash_seeds: HashSeedsOpt = "same",
+    hash_select: HashSelectOpt = "threshold",
+    plot: PlotOpt = None,
+    compare: CompareOpt = False,
+    report: ReportOpt = Path("docs/simulation.md"),
+    links_out: LinksOutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Flow-level load, bottleneck, completion time and losses of a workload on the fabric."""

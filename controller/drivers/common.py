@@ -30,7 +30,7 @@ FRR_GLOBAL_LINES = (
 per-daemon diffs (a change to them is not reported there)."""
 """Rendered SONiC frr.conf holds one section per split-mode daemon file: ``! >>> bgpd.conf``."""
 
-# Route-maps dpctl renders toward the fabric (controller/render/device.py): isolated means they
+# Route-maps dpctl renders toward the fabric (controller/render/bgp.py): isolated means they
 # advertise nothing but the switch's own loopback (PL-LOOPBACK).
 FABRIC_OUT_ROUTE_MAPS = ("RM-SPINES-OUT", "RM-LEAVES-OUT")
 LOOPBACK_PREFIX_LIST = "PL-LOOPBACK"

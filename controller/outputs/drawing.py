@@ -5,176 +5,40 @@ leaves framed by group with their rails) and the servers in columns below, betwe
 leaves of each rail pair. Cables are aggregated into bundles (one per pair of boxes, labelled
 with their count) and boxes are aggregated as the fabric grows, so that a 16,384-GPU fabric
 stays readable while the lab shows every switch, server and link. The SVG template only
-formats this model; the live state of a `dpctl verify --json` run and the per-cable loads of
-a `dpctl simulate --links-out` run are folded in by ``apply_state``.
+formats this model (``controller.outputs.drawing_model``); the live state of a `dpctl verify
+--json` run and the per-cable loads of a `dpctl simulate --links-out` run are folded in by
+``controller.outputs.drawing_state.apply_state``.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, replace
 
-from controller.errors import DpctlError
-from controller.facts import Fabric, Link, Switch
-
-BoxKind = Literal["spine", "leaf", "server"]
-BoxState = Literal["ok", "drained", "failed", "unreachable"]
-
-# Aggregation thresholds: above them boxes stand for several devices.
-MAX_SERVER_BOXES = 16
-MAX_LEAF_BOXES_PER_PLANE = 32
-MAX_FABRIC_BUNDLES_PER_PLANE = 32
-
-# Geometry (SVG user units).
-MARGIN = 24
-BOX_W = {"spine": 104, "leaf": 104, "server": 112}
-BOX_H = {"spine": 52, "leaf": 52, "server": 80}
-AGG_SPINE_W_PER_MEMBER = 50
-AGG_LEAF_W = 150
-GAP = 14
-GROUP_GAP = 26
-PLANE_GAP = 56
-PLANE_TITLE_H = 30
-TITLE_H = 34
-LEGEND_ITEM_W = 200
-LEGEND_ROW_H = 20
-ROW_GAP = 120
-SERVER_ROW_GAP = 130
-FRAME_PAD = 14
-
-
-@dataclass(frozen=True, slots=True)
-class Box:
-    """One drawn switch or server, or a block of several when the fabric is large."""
-
-    id: str
-    kind: BoxKind
-    label: str
-    detail: str
-    members: tuple[str, ...]
-    plane: int | None
-    group: int | None
-    x: float = 0
-    y: float = 0
-    w: float = 0
-    h: float = 0
-    state: BoxState = "ok"
-    note: str = ""
-    rails: tuple[int, ...] = ()
-
-    @property
-    def cx(self) -> float:
-        return self.x + self.w / 2
-
-
-@dataclass(frozen=True, slots=True)
-class Bundle:
-    """The cables between two boxes: a (upper end) to z (lower end) in the picture."""
-
-    id: str
-    kind: str
-    plane: int | None
-    a: str
-    """Box at the spine end (the plane-1 end of an AUX cable)."""
-    z: str
-    """Box at the server end (the plane-2 end of an AUX cable)."""
-    count: int
-    speed: str
-    x1: float = 0
-    y1: float = 0
-    x2: float = 0
-    y2: float = 0
-    lx: float = 0
-    ly: float = 0
-    down: int = 0
-    """Cables of the bundle whose BGP session a verify run found down."""
-    load: float | None = None
-    """Highest cable load of a simulate run (over the line rate: 1.0 = full), when given."""
-    peak: bool = False
-    """The bundle carries the run's highest load (every bundle tied at the maximum)."""
-    path: str = ""
-    """SVG path data of the bundle's curve."""
-
-    @property
-    def label(self) -> str:
-        text = f"{self.count}×{self.speed}"
-        if self.down:
-            text += f" · {self.down} down"
-        if self.load is not None:
-            text += f" · {self.load:.2f}×"
-        return text
-
-    @property
-    def label_width(self) -> float:
-        return round(len(self.label) * 5.9 + 8, 1)
-
-    @property
-    def stroke_width(self) -> float:
-        return round(min(1.2 + math.sqrt(self.count) * 0.5, 7.0), 1)
-
-    @property
-    def load_hue(self) -> int:
-        """Green (120) at no load, yellow (60) at the line rate, red (0) at twice it and above."""
-        return load_hue(self.load or 0.0)
-
-
-LOAD_SCALE_TOP = 2.0
-"""The load drawn fully red: twice the line rate (two flows hashed onto one link)."""
-
-
-def load_hue(load: float) -> int:
-    return round((1 - min(max(load, 0.0), LOAD_SCALE_TOP) / LOAD_SCALE_TOP) * 120)
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """A labelled rectangle: a plane, or a group of leaves in a plane."""
-
-    kind: Literal["plane", "group"]
-    label: str
-    x: float
-    y: float
-    w: float
-    h: float
-    label_y: float
-
-
-@dataclass(frozen=True)
-class Drawing:
-    title: str
-    width: float
-    height: float
-    boxes: tuple[Box, ...]
-    bundles: tuple[Bundle, ...]
-    frames: tuple[Frame, ...]
-    aggregated: tuple[str, ...]
-    """Human notes on what was aggregated (empty when every device and link is drawn)."""
-    legend_y: float = 0
-    has_state: bool = False
-    has_load: bool = False
-    max_load: float | None = None
-    legend: tuple[tuple[str, str], ...] = field(default_factory=tuple)
-
-    @property
-    def legend_items(self) -> list[tuple[str, str, float, float]]:
-        """(key, text, x, y) of each legend entry, as many per row as the width holds."""
-        per_row = max(1, int((self.width - 2 * MARGIN) // LEGEND_ITEM_W))
-        return [
-            (key, text, (i % per_row) * LEGEND_ITEM_W, (i // per_row) * LEGEND_ROW_H)
-            for i, (key, text) in enumerate(self.legend)
-        ]
-
-    @property
-    def note_y(self) -> float:
-        rows = -(-len(self.legend) // max(1, int((self.width - 2 * MARGIN) // LEGEND_ITEM_W)))
-        return rows * LEGEND_ROW_H + 6
-
-
-def _height(legend_y: float, width: float, entries: int) -> float:
-    rows = -(-entries // max(1, int((width - 2 * MARGIN) // LEGEND_ITEM_W)))
-    return round(legend_y + rows * LEGEND_ROW_H + 6 + 18)
+from controller.facts import Fabric, Switch
+from controller.outputs.drawing_bundles import attach, cable_bundles
+from controller.outputs.drawing_model import (
+    AGG_LEAF_W,
+    AGG_SPINE_W_PER_MEMBER,
+    BOX_H,
+    BOX_W,
+    FRAME_PAD,
+    GAP,
+    GROUP_GAP,
+    MARGIN,
+    MAX_FABRIC_BUNDLES_PER_PLANE,
+    MAX_LEAF_BOXES_PER_PLANE,
+    MAX_SERVER_BOXES,
+    PLANE_TITLE_H,
+    ROW_GAP,
+    SERVER_ROW_GAP,
+    TITLE_H,
+    Box,
+    Drawing,
+    Frame,
+    drawing_height,
+)
+from controller.sizing import Sizing
 
 
 def _rails(rails: tuple[int, ...]) -> str:
@@ -350,100 +214,29 @@ def _place_servers(servers: list[Box], leaves: list[Box], y: float) -> list[Box]
     return result
 
 
-def _box_of(boxes: list[Box] | tuple[Box, ...]) -> dict[str, str]:
-    return {m: b.id for b in boxes for m in b.members}
+# Rows from top to bottom: plane 1 (spines, leaves), the servers, plane 2 (leaves, spines).
+TOP = MARGIN + TITLE_H
+Y_SPINE1 = TOP + PLANE_TITLE_H + FRAME_PAD
+Y_LEAF1 = Y_SPINE1 + BOX_H["spine"] + ROW_GAP
+Y_SERVER = Y_LEAF1 + BOX_H["leaf"] + SERVER_ROW_GAP
+Y_LEAF2 = Y_SERVER + BOX_H["server"] + SERVER_ROW_GAP
+Y_SPINE2 = Y_LEAF2 + BOX_H["leaf"] + ROW_GAP
+BOTTOM = Y_SPINE2 + BOX_H["spine"] + FRAME_PAD + PLANE_TITLE_H
+SIDE = MARGIN + FRAME_PAD * 2 + 60
+"""Left of the rows: room for the AUX arcs beside the leaves (the same on the right)."""
 
 
-def _ends(link: Link) -> tuple[str, str]:
-    """(a, z) of a cable in the picture: spine before leaf before server; aux: plane 1 first."""
-    if link.kind in ("host", "fabric"):
-        return link.z_device, link.a_device
-    return link.a_device, link.z_device
+@dataclass(frozen=True)
+class _Aggregation:
+    """Which rows draw blocks of several devices, and the notes that say so."""
+
+    spines: bool
+    leaves: bool
+    servers: bool
+    notes: tuple[str, ...]
 
 
-def bundle_id(kind: str, a_box: str, z_box: str) -> str:
-    return f"{kind}:{a_box}:{z_box}"
-
-
-def _bundles(fabric: Fabric, boxes: list[Box]) -> list[Bundle]:
-    """One bundle per pair of boxes and kind of cable."""
-    owner = _box_of(boxes)
-    counts: dict[tuple[str, str, str, int | None, str], int] = defaultdict(int)
-    for link in fabric.links:
-        a, z = _ends(link)
-        counts[(owner[a], owner[z], link.kind, link.plane, link.speed)] += 1
-    return [
-        Bundle(bundle_id(kind, a, z), kind, plane, a, z, n, speed)
-        for (a, z, kind, plane, speed), n in counts.items()
-    ]
-
-
-def _on_curve(x1: float, y1: float, x2: float, y2: float, t: float) -> tuple[float, float]:
-    """The point at ``t`` of the S-curve from (x1, y1) to (x2, y2), control points at mid-y."""
-    u = 1 - t
-    ym = (y1 + y2) / 2
-    x = u**3 * x1 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x2
-    y = u**3 * y1 + 3 * u * u * t * ym + 3 * u * t * t * ym + t**3 * y2
-    return round(x, 1), round(y, 1)
-
-
-def _attach(bundles: list[Bundle], boxes: dict[str, Box]) -> list[Bundle]:
-    """Each bundle runs from the lower edge of its higher box to the upper edge of the other;
-    end points are spread along an edge in the order of the other ends. The count label sits
-    near the end whose box has fewer bundles, where labels do not crowd."""
-    edges: dict[tuple[str, str], list[tuple[Bundle, str]]] = defaultdict(list)
-    fan: dict[str, int] = defaultdict(int)
-    for b in bundles:
-        if b.kind == "aux":
-            continue
-        top, bottom = sorted((b.a, b.z), key=lambda i: boxes[i].y)
-        edges[(top, "bottom")].append((b, bottom))
-        edges[(bottom, "top")].append((b, top))
-        fan[b.a] += 1
-        fan[b.z] += 1
-    spot: dict[tuple[str, str], tuple[float, float]] = {}
-    order: dict[tuple[str, str], int] = {}
-    for (box_id, edge), members in edges.items():
-        box = boxes[box_id]
-        members.sort(key=lambda m: boxes[m[1]].cx)
-        y = box.y + box.h if edge == "bottom" else box.y
-        for i, (b, _) in enumerate(members):
-            spot[(b.id, box_id)] = (round(box.x + box.w * (i + 1) / (len(members) + 1), 1), y)
-            order[(b.id, box_id)] = i
-    middle = sum(b.cx for b in boxes.values()) / len(boxes)
-    placed = []
-    for b in bundles:
-        if b.kind == "aux":  # a leaf pair, one above the other: an arc left of the boxes
-            a, z = boxes[b.a], boxes[b.z]
-            left = a.cx <= middle  # bend outwards, away from the other cables
-            x1 = a.x if left else a.x + a.w
-            x2 = z.x if left else z.x + z.w
-            y1, y2 = a.y + a.h * 0.7, z.y + z.h * 0.3
-            bend = min(x1, x2) - 46 if left else max(x1, x2) + 46
-            path = f"M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}"
-            lx, ly = round(bend + (11.5 if left else -11.5), 1), round((y1 + y2) / 2, 1)
-            placed.append(replace(b, x1=x1, y1=y1, x2=x2, y2=y2, lx=lx, ly=ly, path=path))
-            continue
-        (x1, y1), (x2, y2) = spot[(b.id, b.a)], spot[(b.id, b.z)]
-        ym = round((y1 + y2) / 2, 1)
-        path = f"M{x1},{y1} C{x1},{ym} {x2},{ym} {x2},{y2}"
-        near_a = fan[b.a] <= fan[b.z]
-        # neighbouring labels alternate in height so that they never overlap
-        step = 0.13 if order[(b.id, b.a if near_a else b.z)] % 2 else 0.0
-        t = 0.22 + step if near_a else 0.78 - step
-        lx, ly = _on_curve(x1, y1, x2, y2, t)
-        placed.append(replace(b, x1=x1, y1=y1, x2=x2, y2=y2, lx=lx, ly=ly, path=path))
-    return placed
-
-
-def build_drawing(fabric: Fabric) -> Drawing:
-    """The picture of ``fabric``: every device and cable at lab size, blocks at scale.
-
-    Plane 1 is drawn above the servers (spines over leaves) and plane 2 mirrored below them
-    (leaves over spines), so that every server column sits between the two leaves of its
-    rails and every host cable runs straight to its leaf; spines stay on the outside.
-    """
-    s = fabric.sizing
+def _aggregation(s: Sizing) -> _Aggregation:
     leaf_agg = s.leaves_per_plane > MAX_LEAF_BOXES_PER_PLANE
     leaf_boxes_pp = s.groups if leaf_agg else s.leaves_per_plane
     spine_agg = leaf_boxes_pp * s.spines_per_plane > MAX_FABRIC_BUNDLES_PER_PLANE
@@ -455,217 +248,79 @@ def build_drawing(fabric: Fabric) -> Drawing:
         notes.append(f"the {s.leaves_per_group} leaves of a group are one block per plane")
     if server_agg:
         notes.append(f"the servers of a group (up to {s.servers_per_group}) are one column")
-    top = MARGIN + TITLE_H
-    y_spine1 = top + PLANE_TITLE_H + FRAME_PAD
-    y_leaf1 = y_spine1 + BOX_H["spine"] + ROW_GAP
-    y_server = y_leaf1 + BOX_H["leaf"] + SERVER_ROW_GAP
-    y_leaf2 = y_server + BOX_H["server"] + SERVER_ROW_GAP
-    y_spine2 = y_leaf2 + BOX_H["leaf"] + ROW_GAP
-    bottom = y_spine2 + BOX_H["spine"] + FRAME_PAD + PLANE_TITLE_H
-    rows = {
-        "spine1": _row(_spine_boxes(fabric, 1, spine_agg), y_spine1, group_gap=False),
-        "leaf1": _row(_leaf_boxes(fabric, 1, leaf_agg), y_leaf1),
-        "leaf2": _row(_leaf_boxes(fabric, 2, leaf_agg), y_leaf2),
-        "spine2": _row(_spine_boxes(fabric, 2, spine_agg), y_spine2, group_gap=False),
-    }
-    servers = _place_servers(_server_boxes(fabric, server_agg), rows["leaf1"], y_server)
-    title = (
+    return _Aggregation(spine_agg, leaf_agg, server_agg, tuple(notes))
+
+
+def _title(fabric: Fabric) -> str:
+    s = fabric.sizing
+    return (
         f"{fabric.intent.name}: {s.gpus:,} GPUs · {s.servers:,} servers · "
         f"{s.leaves} leaves · {s.spines} spines ({s.leaf_model}/{s.spine_model})"
     )
+
+
+def _boxes(fabric: Fabric, agg: _Aggregation, title: str) -> tuple[list[Box], float]:
+    """Every box at its place, centred in the rows' common width; the picture's width."""
+    rows = {
+        "spine1": _row(_spine_boxes(fabric, 1, agg.spines), Y_SPINE1, group_gap=False),
+        "leaf1": _row(_leaf_boxes(fabric, 1, agg.leaves), Y_LEAF1),
+        "leaf2": _row(_leaf_boxes(fabric, 2, agg.leaves), Y_LEAF2),
+        "spine2": _row(_spine_boxes(fabric, 2, agg.spines), Y_SPINE2, group_gap=False),
+    }
+    servers = _place_servers(_server_boxes(fabric, agg.servers), rows["leaf1"], Y_SERVER)
     inner = max(max(_width(r) for r in rows.values()), _width(servers), len(title) * 9.5 - 120)
-    left = MARGIN + FRAME_PAD * 2 + 60  # room for the AUX arcs beside the leaves
     boxes: list[Box] = []
     for row in rows.values():
-        boxes += _shift(row, left + (inner - _width(row)) / 2 - row[0].x)
+        boxes += _shift(row, SIDE + (inner - _width(row)) / 2 - row[0].x)
     leaves1 = [b for b in boxes if b.kind == "leaf" and b.plane == 1]
     # servers keep their place relative to their leaves: shift them with the leaf row
-    dx = leaves1[0].x - rows["leaf1"][0].x
-    servers = _shift(servers, dx)
+    servers = _shift(servers, leaves1[0].x - rows["leaf1"][0].x)
     boxes += servers
-    width = max(left + inner, max(b.x + b.w for b in servers)) + FRAME_PAD * 2 + 60 + MARGIN
+    width = max(SIDE + inner, max(b.x + b.w for b in servers)) + FRAME_PAD * 2 + 60 + MARGIN
+    return boxes, width
+
+
+def _frames(boxes: list[Box], width: float) -> list[Frame]:
+    """The two planes' frames and each plane's group frames around its leaves."""
     frame_w = width - 2 * MARGIN
-    p1_h = y_leaf1 + BOX_H["leaf"] + FRAME_PAD - top
-    p2_top = y_leaf2 - FRAME_PAD - 6
+    p1_h = Y_LEAF1 + BOX_H["leaf"] + FRAME_PAD - TOP
+    p2_top = Y_LEAF2 - FRAME_PAD - 6
     frames = [
-        Frame("plane", "plane 1", MARGIN, top, frame_w, p1_h, top + 21),
-        Frame("plane", "plane 2", MARGIN, p2_top, frame_w, bottom - p2_top, bottom - 10),
+        Frame("plane", "plane 1", MARGIN, TOP, frame_w, p1_h, TOP + 21),
+        Frame("plane", "plane 2", MARGIN, p2_top, frame_w, BOTTOM - p2_top, BOTTOM - 10),
     ]
-    frames += _group_frames(leaves1, label_above=True)
+    frames += _group_frames(
+        [b for b in boxes if b.kind == "leaf" and b.plane == 1], label_above=True
+    )
     frames += _group_frames(
         [b for b in boxes if b.kind == "leaf" and b.plane == 2], label_above=False
     )
-    legend_y = bottom + MARGIN
+    return frames
+
+
+def build_drawing(fabric: Fabric) -> Drawing:
+    """The picture of ``fabric``: every device and cable at lab size, blocks at scale.
+
+    Plane 1 is drawn above the servers (spines over leaves) and plane 2 mirrored below them
+    (leaves over spines), so that every server column sits between the two leaves of its
+    rails and every host cable runs straight to its leaf; spines stay on the outside.
+    """
+    agg = _aggregation(fabric.sizing)
+    title = _title(fabric)
+    boxes, width = _boxes(fabric, agg, title)
+    legend_y = BOTTOM + MARGIN
     legend = (("plane1", "plane 1 cable"), ("plane2", "plane 2 cable")) + (
         (("aux", "AUX cable (leaf pair)"),) if any(lk.kind == "aux" for lk in fabric.links) else ()
     )
     by_id = {b.id: b for b in boxes}
-    bundles = _attach(_bundles(fabric, boxes), by_id)
     return Drawing(
         title=title,
         width=round(width),
-        height=_height(legend_y, width, len(legend)),
+        height=drawing_height(legend_y, width, len(legend)),
         boxes=tuple(boxes),
-        bundles=tuple(bundles),
-        frames=tuple(frames),
-        aggregated=tuple(notes),
+        bundles=tuple(attach(cable_bundles(fabric, boxes), by_id)),
+        frames=tuple(_frames(boxes, width)),
+        aggregated=agg.notes,
         legend_y=round(legend_y),
         legend=legend,
-    )
-
-
-# -- live state --------------------------------------------------------------------------
-
-
-class StateFileError(DpctlError):
-    """A verify or simulate JSON file does not have the expected shape."""
-
-
-def _checks(verify: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    checks = verify.get("checks")
-    if not isinstance(checks, list) or not all(
-        isinstance(c, dict) and {"device", "check", "ok"} <= c.keys() for c in checks
-    ):
-        raise StateFileError(
-            where, "not the JSON of `dpctl verify --json` (a 'checks' list of device/check/ok)"
-        )
-    return checks
-
-
-def _field(where: str, i: int, name: str) -> str:
-    return f"{where}: links[{i}].{name}"
-
-
-def _link_loads(
-    simulate: dict[str, Any], fabric: Fabric, where: str
-) -> dict[tuple[str, str], float]:
-    """Loads by device pair (both orders) from `dpctl simulate --links-out`:
-    {"fabric", "planes", "links": [{"a_device", "z_device", "load" >= 0, ...}]}; the highest
-    load where parallel cables join the same two devices."""
-    name = simulate.get("fabric")
-    if name is not None and name != fabric.intent.name:
-        raise StateFileError(
-            f"{where}: fabric",
-            f"the run is of fabric {name!r}, the report of {fabric.intent.name!r}",
-        )
-    if simulate.get("planes", 2) != 2:
-        raise StateFileError(
-            f"{where}: planes",
-            "a single-plane baseline run is not the drawn fabric (simulate with --planes 2)",
-        )
-    rows = simulate.get("links")
-    if not isinstance(rows, list):
-        raise StateFileError(
-            f"{where}: links",
-            "expected a list of {a_device, z_device, load} (write it with "
-            "`dpctl simulate --links-out FILE`; --json holds only the summary)",
-        )
-    cabled = {(lk.a_device, lk.z_device) for lk in fabric.links}
-    cabled |= {(z, a) for a, z in cabled}
-    loads: dict[tuple[str, str], float] = {}
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise StateFileError(f"{where}: links[{i}]", "expected an object")
-        for key in ("a_device", "z_device", "load"):
-            if key not in row:
-                raise StateFileError(_field(where, i, key), "missing")
-        a, z, load = row["a_device"], row["z_device"], row["load"]
-        for key, value in (("a_device", a), ("z_device", z)):
-            if not isinstance(value, str):
-                raise StateFileError(
-                    _field(where, i, key), f"expected a device name, got {value!r}"
-                )
-        if isinstance(load, bool) or not isinstance(load, int | float) or not 0 <= load < math.inf:
-            raise StateFileError(_field(where, i, "load"), f"expected a number >= 0, got {load!r}")
-        if (a, z) not in cabled:
-            raise StateFileError(
-                f"{where}: links[{i}]",
-                f"no cable between {a!r} and {z!r} in fabric {fabric.intent.name!r}",
-            )
-        for pair in ((a, z), (z, a)):
-            loads[pair] = max(float(load), loads.get(pair, 0.0))
-    return loads
-
-
-def apply_state(
-    drawing: Drawing,
-    fabric: Fabric,
-    verify: dict[str, Any] | None = None,
-    simulate: dict[str, Any] | None = None,
-    verify_name: str = "--verify",
-    simulate_name: str = "--simulate",
-) -> Drawing:
-    """Colour the picture with a verify run (drained, failed, unreachable devices; cables whose
-    BGP session is down) and, if given, a simulate run's per-link loads (highest per bundle)."""
-    owner = _box_of(drawing.boxes)
-    box_state: dict[str, BoxState] = {}
-    notes: dict[str, list[str]] = defaultdict(list)
-    down_ports: set[tuple[str, str]] = set()
-    if verify is not None:
-        rank = {"ok": 0, "failed": 1, "drained": 2, "unreachable": 3}
-        for c in _checks(verify, verify_name):
-            device = str(c["device"])
-            if device not in owner:
-                continue
-            state: BoxState | None = None
-            if c["check"] == "reachable" and not c["ok"]:
-                state = "unreachable"
-            elif str(c["check"]).startswith("maintenance (drained"):
-                state = "drained"
-                notes[owner[device]].append(f"{device} {c['check'][13:-1]}")
-            elif not c["ok"]:
-                state = "failed"
-                notes[owner[device]].append(f"{device}: {c['check']}")
-            if c["check"] == "bgp-sessions" and not c["ok"]:
-                missing = set(c.get("expected") or []) - set(c.get("found") or [])
-                down_ports |= {(device, str(p)) for p in missing}
-            box_id = owner[device]
-            if state and rank[state] > rank[box_state.get(box_id, "ok")]:
-                box_state[box_id] = state
-    loads = _link_loads(simulate, fabric, simulate_name) if simulate is not None else {}
-    down: dict[str, int] = defaultdict(int)
-    load_of: dict[str, float] = {}
-    for link in fabric.links:
-        a, z = _ends(link)
-        bid = bundle_id(link.kind, owner[a], owner[z])
-        if (link.a_device, link.a_port) in down_ports or (link.z_device, link.z_port) in down_ports:
-            down[bid] += 1
-        load = loads.get((link.a_device, link.z_device))
-        if load is not None:
-            load_of[bid] = max(load, load_of.get(bid, 0.0))
-    boxes = tuple(
-        replace(b, state=box_state.get(b.id, "ok"), note="; ".join(notes.get(b.id, [])[:3]))
-        for b in drawing.boxes
-    )
-    peak = max(load_of.values(), default=None)
-    bundles = tuple(
-        replace(
-            b,
-            down=down.get(b.id, 0),
-            load=load_of.get(b.id),
-            peak=peak is not None and load_of.get(b.id) == peak,
-        )
-        for b in drawing.bundles
-    )
-    legend = list(drawing.legend)
-    if verify is not None:
-        legend += [
-            ("drained", "drained leaf"),
-            ("failed", "device with failed checks"),
-            ("unreachable", "unreachable device"),
-            ("down", "cables with BGP down"),
-        ]
-    if simulate is not None:
-        legend += [("load", "load ÷ line rate: 0, 1, ≥2")]
-        if peak is not None:
-            legend += [("peak", f"most loaded: {peak:.2f}× line rate")]
-    return replace(
-        drawing,
-        boxes=boxes,
-        bundles=bundles,
-        has_state=verify is not None,
-        has_load=simulate is not None,
-        max_load=peak,
-        legend=tuple(legend),
-        height=_height(drawing.legend_y, drawing.width, len(legend)),
     )

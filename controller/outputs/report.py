@@ -20,7 +20,9 @@ from controller import __version__
 from controller.errors import DpctlError
 from controller.facts import Fabric, Link
 from controller.outputs.bom import BomLine, bill_of_materials
-from controller.outputs.drawing import Drawing, StateFileError, apply_state, build_drawing
+from controller.outputs.drawing import build_drawing
+from controller.outputs.drawing_model import Drawing
+from controller.outputs.drawing_state import StateFileError, apply_state
 from controller.resources import templates_dir
 
 

@@ -133,13 +133,33 @@ def failed_links(topo: Topology, fail: tuple[str, ...]) -> BoolArray:
     return alive
 
 
-def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
+@dataclass(frozen=True)
+class _Ports:
+    """Per flow: the NIC port it leaves on and where its packets enter and leave the fabric.
+
+    A flow whose destination port is down in its plane crosses its sender leaf's AUX link
+    to the pair leaf (``via_aux``, cross-plane protection) and reaches the destination's
+    other port (``dst_port``); its fabric leg then starts at the pair leaf (``leg_src``)."""
+
+    port: IntArray
+    sender_ok: BoolArray
+    dst_ok: BoolArray
+    src_leaf: IntArray
+    via_aux: BoolArray
+    dst_port: IntArray
+    leg_src: IntArray
+
+
+def _check_scenario(topo: Topology, scenario: Scenario) -> None:
     check_mode(topo, scenario.lb)
     if scenario.hash_seeds not in paths.HASH_SEEDS:
         raise SimulationError("--hash-seeds", f"must be one of {', '.join(paths.HASH_SEEDS)}")
     if scenario.selection not in paths.SELECTIONS:
         raise SimulationError("--hash-select", f"must be one of {', '.join(paths.SELECTIONS)}")
-    alive = failed_links(topo, scenario.fail)
+
+
+def _ports(topo: Topology, flows: Flows, alive: BoolArray) -> _Ports:
+    """Bond failover (a QP on a dead port moves to the NIC's other port), then the detour."""
     n = len(flows)
     s, r = flows.src_server, flows.src_rail
     d = flows.dst_server
@@ -169,60 +189,113 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
         )
         dst_port = np.where(via_aux, other, port)
         leg_src = np.where(via_aux, topo.leaf_pair[src_leaf], src_leaf)
-    delivered = sender_ok & (dst_ok | via_aux)
-    dst_leaf = topo.port_leaf[d, r, dst_port]
-    crosses = delivered & (leg_src != dst_leaf)
+    return _Ports(port, sender_ok, dst_ok, src_leaf, via_aux, dst_port, leg_src)
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """The fabric legs of the delivered flows and the links :func:`paths.place` gave them."""
+
+    legs: paths.Legs
+    seg: paths.Segments
+    units: int
+    unit_of_leg: IntArray
+    partitioned: BoolArray
+    segments: tuple[IntArray, IntArray, FloatArray]
+    """The placed segments as arrays: (unit, directed link, rate)."""
+
+
+def _place(
+    topo: Topology,
+    alive: BoolArray,
+    flows: Flows,
+    p: _Ports,
+    delivered: BoolArray,
+    scenario: Scenario,
+) -> _Placed:
+    dst_leaf = topo.port_leaf[flows.dst_server, flows.src_rail, p.dst_port]
+    crosses = delivered & (p.leg_src != dst_leaf)
     idx = np.flatnonzero(crosses)
-    legs = paths.Legs(idx, leg_src[idx], dst_leaf[idx], ~via_aux[idx])
-    src_ip = topo.nic_ip[s, r]
-    dst_ip = topo.nic_ip[d, flows.dst_rail]
+    legs = paths.Legs(idx, p.leg_src[idx], dst_leaf[idx], ~p.via_aux[idx])
+    src_ip = topo.nic_ip[flows.src_server, flows.src_rail]
+    dst_ip = topo.nic_ip[flows.dst_server, flows.dst_rail]
     seg = paths.Segments()
-    fabric_units, unit_of_leg, partitioned = paths.place(
+    units, unit_of_leg, partitioned = paths.place(
         topo,
         alive,
         flows,
         legs,
         src_ip,
         dst_ip,
-        port,
+        p.port,
         scenario.lb,
         scenario.hash_seeds,
         scenario.selection,
         scenario.seed,
         seg,
     )
-    delivered[legs.flow[partitioned]] = False
-    rate = flows.rate
-    host_up = topo.host_up[s, r, port]
-    sent = np.flatnonzero(sender_ok)
-    ok = np.flatnonzero(delivered)
-    aux_idx = np.flatnonzero(delivered & via_aux)
-    f_unit, f_link, f_rate = seg.arrays()
+    return _Placed(legs, seg, units, unit_of_leg, partitioned, seg.arrays())
+
+
+def _link_loads(
+    topo: Topology, flows: Flows, p: _Ports, ok: IntArray, aux_idx: IntArray, placed: _Placed
+) -> FloatArray:
+    """Offered load over capacity of every directed link."""
+    s, r, d, rate = flows.src_server, flows.src_rail, flows.dst_server, flows.rate
+    host_up = topo.host_up[s, r, p.port]
+    sent = np.flatnonzero(p.sender_ok)
+    _, f_link, f_rate = placed.segments
     load: FloatArray = np.bincount(host_up[sent], weights=rate[sent], minlength=topo.links).astype(
         np.float64
     )
     load += np.bincount(
-        topo.host_down[d[ok], r[ok], dst_port[ok]], weights=rate[ok], minlength=topo.links
+        topo.host_down[d[ok], r[ok], p.dst_port[ok]], weights=rate[ok], minlength=topo.links
     )
     load += np.bincount(
-        topo.aux_link[src_leaf[aux_idx]], weights=rate[aux_idx], minlength=topo.links
+        topo.aux_link[p.src_leaf[aux_idx]], weights=rate[aux_idx], minlength=topo.links
     )
     load += np.bincount(f_link, weights=f_rate, minlength=topo.links)
-    if seg.load is not None:
-        load += seg.load
-    rho = load / topo.cap
-    bottleneck = np.maximum(rho[host_up], rho[topo.host_down[d, r, dst_port]])
-    bottleneck[aux_idx] = np.maximum(bottleneck[aux_idx], rho[topo.aux_link[src_leaf[aux_idx]]])
-    unit_bn = np.zeros(max(fabric_units, 1))
+    if placed.seg.load is not None:
+        load += placed.seg.load
+    rho: FloatArray = load / topo.cap
+    return rho
+
+
+def _bottlenecks(
+    topo: Topology, flows: Flows, p: _Ports, rho: FloatArray, aux_idx: IntArray, placed: _Placed
+) -> FloatArray:
+    """Per flow: the highest load on its path (host links, AUX link, fabric links)."""
+    s, r, d = flows.src_server, flows.src_rail, flows.dst_server
+    host_up = topo.host_up[s, r, p.port]
+    bottleneck = np.maximum(rho[host_up], rho[topo.host_down[d, r, p.dst_port]])
+    bottleneck[aux_idx] = np.maximum(bottleneck[aux_idx], rho[topo.aux_link[p.src_leaf[aux_idx]]])
+    f_unit, f_link, _ = placed.segments
+    unit_bn = np.zeros(max(placed.units, 1))
     if f_unit.size:
         np.maximum.at(unit_bn, f_unit, rho[f_link])
-    if seg.matrix is not None:
-        units, links = seg.matrix
+    if placed.seg.matrix is not None:
+        units, links = placed.seg.matrix
         unit_bn[units] = np.maximum(unit_bn[units], rho[links].max(axis=1, initial=0.0))
-    keep = ~partitioned
+    keep = ~placed.partitioned
+    legs = placed.legs
     bottleneck[legs.flow[keep]] = np.maximum(
-        bottleneck[legs.flow[keep]], unit_bn[unit_of_leg[keep]]
+        bottleneck[legs.flow[keep]], unit_bn[placed.unit_of_leg[keep]]
     )
+    return bottleneck
+
+
+def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
+    _check_scenario(topo, scenario)
+    alive = failed_links(topo, scenario.fail)
+    p = _ports(topo, flows, alive)
+    delivered = p.sender_ok & (p.dst_ok | p.via_aux)
+    placed = _place(topo, alive, flows, p, delivered, scenario)
+    delivered[placed.legs.flow[placed.partitioned]] = False
+    ok = np.flatnonzero(delivered)
+    aux_idx = np.flatnonzero(delivered & p.via_aux)
+    rho = _link_loads(topo, flows, p, ok, aux_idx, placed)
+    bottleneck = _bottlenecks(topo, flows, p, rho, aux_idx, placed)
+    rate = flows.rate
     completion = float(bottleneck[ok].max()) if ok.size else 0.0
     delivered_gbps = float((rate[ok] / np.maximum(bottleneck[ok], 1.0)).sum())
     fabric = (topo.kind == FABRIC_UP) | (topo.kind == FABRIC_DOWN)
@@ -230,7 +303,7 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
     return Result(
         fabric=topo.fabric_name,
         scenario=scenario,
-        flows=n,
+        flows=len(flows),
         links=topo.links,
         max_link_load=float(rho.max(initial=0.0)),
         fabric_max_load=float(rho[fabric].max(initial=0.0)),
@@ -239,7 +312,7 @@ def simulate(topo: Topology, flows: Flows, scenario: Scenario) -> Result:
         aux_flows=int(aux_idx.size),
         offered_gbps=float(rate.sum()),
         delivered_gbps=delivered_gbps,
-        lost_examples=tuple(_describe(topo, flows, lost[:5], port)),
+        lost_examples=tuple(_describe(topo, flows, lost[:5], p.port)),
         load=rho,
     )
 

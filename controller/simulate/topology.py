@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from controller.catalog import get_model
 from controller.errors import DpctlError
-from controller.facts import Fabric
+from controller.facts import Fabric, Link
 
 HOST_UP, HOST_DOWN, FABRIC_UP, FABRIC_DOWN, AUX = 0, 1, 2, 3, 4
 KIND_NAMES = ("host-up", "host-down", "fabric-up", "fabric-down", "aux")
@@ -148,6 +148,43 @@ class _Links:
             self.z.append(dst)
         return first, first + 1
 
+    def of(self, link: Link, kinds: tuple[int, int], plane: int) -> tuple[int, int]:
+        """The two directed links of a cable of the fabric, at its own speed."""
+        return self.cable(
+            link.a_device, link.a_port, link.z_device, link.z_port, gbps(link.speed), kinds, plane
+        )
+
+
+class _HostPorts:
+    """[server, rail, port] -> the port's leaf, its two directed links and its index among
+    the leaf's downlinks (-1 where a NIC has no such port)."""
+
+    def __init__(self, servers: int, rails: int, ports: int) -> None:
+        shape = (servers, rails, ports)
+        self.leaf = np.full(shape, -1, dtype=np.int64)
+        self.up = np.full(shape, -1, dtype=np.int64)
+        self.down = np.full(shape, -1, dtype=np.int64)
+        self.downlink = np.full(shape, -1, dtype=np.int64)
+
+    def add(self, at: tuple[int, int, int], leaf: int, up: int, down: int, downlink: int) -> None:
+        self.leaf[at], self.up[at], self.down[at], self.downlink[at] = leaf, up, down, downlink
+
+
+class _Uplinks:
+    """Each leaf's uplinks in port order with their spines, each spine's links to each leaf."""
+
+    def __init__(self, leaves: int, uplinks_per_leaf: int, spines: int, per_pair: int) -> None:
+        self.uplink = np.full((leaves, uplinks_per_leaf), -1, dtype=np.int64)
+        self.spine = np.full_like(self.uplink, -1)
+        self.downlink = np.full((spines, leaves, per_pair), -1, dtype=np.int64)
+        self._filled = np.zeros((spines, leaves), dtype=np.int64)
+
+    def add(self, leaf: int, u: int, spine: int, up: int, down: int) -> None:
+        """Uplink ``u`` of ``leaf`` (directed link ``up``) to ``spine`` (back: ``down``)."""
+        self.uplink[leaf, u], self.spine[leaf, u] = up, spine
+        self.downlink[spine, leaf, self._filled[spine, leaf]] = down
+        self._filled[spine, leaf] += 1
+
 
 def _ip(text: str) -> int:
     a, b, c, d = (int(x) for x in text.split("."))
@@ -178,70 +215,25 @@ def _nic_ips(fabric: Fabric) -> NDArray[np.uint32]:
     return np.array([[_ip(n.ip) for n in s.nics] for s in fabric.servers], dtype=np.uint32)
 
 
-def _dual(fabric: Fabric) -> Topology:
-    sz = fabric.sizing
-    leaves, spines, leaf_id, spine_id = _common(fabric)
-    leaf_model = get_model(sz.leaf_model)
-    down_index = {p.name: i for i, p in enumerate(leaf_model.logical_ports("leaf", "downlink"))}
-    up_index = {p.name: i for i, p in enumerate(leaf_model.logical_ports("leaf", "uplink"))}
-    n_srv, rails = len(fabric.servers), sz.gpus_per_server
-    server_id = {s.name: i for i, s in enumerate(fabric.servers)}
-    shape = (n_srv, rails, 2)
-    port_leaf = np.full(shape, -1, dtype=np.int64)
-    host_up = np.full(shape, -1, dtype=np.int64)
-    host_down = np.full(shape, -1, dtype=np.int64)
-    port_dl = np.full(shape, -1, dtype=np.int64)
-    uplink = np.full((len(leaves), sz.uplinks_per_leaf), -1, dtype=np.int64)
-    uplink_spine = np.full_like(uplink, -1)
-    k_max = sz.links_per_leaf_spine_pair
-    downlink = np.full((len(spines), len(leaves), k_max), -1, dtype=np.int64)
-    down_fill = np.zeros((len(spines), len(leaves)), dtype=np.int64)
-    aux_link = np.full(len(leaves), -1, dtype=np.int64)
-    acc = _Links()
-    for lk in fabric.links:
-        cap = gbps(lk.speed)
-        if lk.kind == "host":
-            up, down = acc.cable(
-                lk.a_device,
-                lk.a_port,
-                lk.z_device,
-                lk.z_port,
-                cap,
-                (HOST_UP, HOST_DOWN),
-                lk.plane or 0,
-            )
-            s, r, p = server_id[lk.a_device], (lk.rail or 1) - 1, (lk.plane or 1) - 1
-            port_leaf[s, r, p] = leaf_id[lk.z_device]
-            host_up[s, r, p], host_down[s, r, p] = up, down
-            port_dl[s, r, p] = down_index[lk.z_port]
-        elif lk.kind == "fabric":
-            up, down = acc.cable(
-                lk.a_device,
-                lk.a_port,
-                lk.z_device,
-                lk.z_port,
-                cap,
-                (FABRIC_UP, FABRIC_DOWN),
-                lk.plane or 0,
-            )
-            li, si = leaf_id[lk.a_device], spine_id[lk.z_device]
-            u = up_index[lk.a_port]
-            uplink[li, u], uplink_spine[li, u] = up, si
-            downlink[si, li, down_fill[si, li]] = down
-            down_fill[si, li] += 1
-        else:
-            there, back = acc.cable(
-                lk.a_device, lk.a_port, lk.z_device, lk.z_port, cap, (AUX, AUX), 0
-            )
-            aux_link[leaf_id[lk.a_device]], aux_link[leaf_id[lk.z_device]] = there, back
-    sw = fabric.switch_by_name
-    pair = np.array([leaf_id[sw[n].pair or n] for n in leaves], dtype=np.int64)
+def _topology(
+    fabric: Fabric,
+    planes: int,
+    acc: _Links,
+    hosts: _HostPorts,
+    fab: _Uplinks,
+    switch_planes: tuple[IntArray, IntArray],
+    aux: tuple[IntArray, IntArray],
+    downlinks_per_leaf: int,
+) -> Topology:
+    """The Topology of the links in ``acc``; ``switch_planes``: (leaf, spine) -> its plane,
+    ``aux``: (leaf -> pair leaf, leaf -> its AUX link)."""
+    leaves, spines, _, _ = _common(fabric)
     return Topology(
         fabric_name=fabric.intent.name,
-        planes=2,
+        planes=planes,
         platform=fabric.intent.platform,
         models=frozenset(s.model for s in fabric.switches),
-        protection=fabric.intent.cross_plane_protection,
+        protection=planes == 2 and fabric.intent.cross_plane_protection,
         cap=np.array(acc.cap, dtype=np.float64),
         kind=np.array(acc.kind, dtype=np.int8),
         link_plane=np.array(acc.plane, dtype=np.int8),
@@ -249,22 +241,53 @@ def _dual(fabric: Fabric) -> Topology:
         link_a_port=acc.a_port,
         link_z=acc.z,
         leaves=leaves,
-        leaf_plane=np.array([sw[n].plane for n in leaves], dtype=np.int64),
+        leaf_plane=switch_planes[0],
         spines=spines,
-        spine_plane=np.array([sw[n].plane for n in spines], dtype=np.int64),
-        leaf_pair=pair,
-        aux_link=aux_link,
+        spine_plane=switch_planes[1],
+        leaf_pair=aux[0],
+        aux_link=aux[1],
         servers=[s.name for s in fabric.servers],
         nic_ip=_nic_ips(fabric),
-        port_leaf=port_leaf,
-        host_up=host_up,
-        host_down=host_down,
-        port_downlink=port_dl,
-        uplink=uplink,
-        uplink_spine=uplink_spine,
-        downlink=downlink,
-        downlinks_per_leaf=sz.downlinks_per_leaf,
+        port_leaf=hosts.leaf,
+        host_up=hosts.up,
+        host_down=hosts.down,
+        port_downlink=hosts.downlink,
+        uplink=fab.uplink,
+        uplink_spine=fab.spine,
+        downlink=fab.downlink,
+        downlinks_per_leaf=downlinks_per_leaf,
     )
+
+
+def _dual(fabric: Fabric) -> Topology:
+    sz = fabric.sizing
+    leaves, spines, leaf_id, spine_id = _common(fabric)
+    leaf_model = get_model(sz.leaf_model)
+    down_index = {p.name: i for i, p in enumerate(leaf_model.logical_ports("leaf", "downlink"))}
+    up_index = {p.name: i for i, p in enumerate(leaf_model.logical_ports("leaf", "uplink"))}
+    server_id = {s.name: i for i, s in enumerate(fabric.servers)}
+    hosts = _HostPorts(len(fabric.servers), sz.gpus_per_server, 2)
+    fab = _Uplinks(len(leaves), sz.uplinks_per_leaf, len(spines), sz.links_per_leaf_spine_pair)
+    aux_link = np.full(len(leaves), -1, dtype=np.int64)
+    acc = _Links()
+    for lk in fabric.links:
+        if lk.kind == "host":
+            up, down = acc.of(lk, (HOST_UP, HOST_DOWN), lk.plane or 0)
+            at = (server_id[lk.a_device], (lk.rail or 1) - 1, (lk.plane or 1) - 1)
+            hosts.add(at, leaf_id[lk.z_device], up, down, down_index[lk.z_port])
+        elif lk.kind == "fabric":
+            up, down = acc.of(lk, (FABRIC_UP, FABRIC_DOWN), lk.plane or 0)
+            fab.add(leaf_id[lk.a_device], up_index[lk.a_port], spine_id[lk.z_device], up, down)
+        else:
+            there, back = acc.of(lk, (AUX, AUX), 0)
+            aux_link[leaf_id[lk.a_device]], aux_link[leaf_id[lk.z_device]] = there, back
+    sw = fabric.switch_by_name
+    pair = np.array([leaf_id[sw[n].pair or n] for n in leaves], dtype=np.int64)
+    planes = (
+        np.array([sw[n].plane for n in leaves], dtype=np.int64),
+        np.array([sw[n].plane for n in spines], dtype=np.int64),
+    )
+    return _topology(fabric, 2, acc, hosts, fab, planes, (pair, aux_link), sz.downlinks_per_leaf)
 
 
 def _single(fabric: Fabric) -> Topology:
@@ -277,23 +300,24 @@ def _single(fabric: Fabric) -> Topology:
             f"in two tiers: each leaf-spine pair has {sz.links_per_leaf_spine_pair} link(s) per "
             "plane, so one plane of twice the spines would need half a link per pair",
         )
-    leaves, spines, leaf_id, _ = _common(fabric)
-    leaf_model = get_model(sz.leaf_model)
-    spine_model = get_model(sz.spine_model)
-    downs = leaf_model.logical_ports("leaf", "downlink")
-    ups = leaf_model.logical_ports("leaf", "uplink")
-    spine_ports = spine_model.logical_ports("spine", "fabric")
-    n_srv, rails = len(fabric.servers), sz.gpus_per_server
-    host_speed = 2 * gbps(sz.downlink_speed)
-    up_speed = gbps(sz.uplink_speed)
+    leaves, spines, _, _ = _common(fabric)
     # a leaf of the single plane has half as many downlinks at twice the speed
     per_leaf_ports = sz.downlinks_per_leaf // 2
     acc = _Links()
-    shape = (n_srv, rails, 1)
-    port_leaf = np.full(shape, -1, dtype=np.int64)
-    host_up = np.full(shape, -1, dtype=np.int64)
-    host_down = np.full(shape, -1, dtype=np.int64)
-    port_dl = np.full(shape, -1, dtype=np.int64)
+    hosts = _single_hosts(fabric, acc, per_leaf_ports)
+    fab = _single_uplinks(fabric, acc)
+    none = np.full(len(leaves), -1, dtype=np.int64)
+    planes = (np.ones(len(leaves), dtype=np.int64), np.ones(len(spines), dtype=np.int64))
+    return _topology(fabric, 1, acc, hosts, fab, planes, (none, none.copy()), per_leaf_ports)
+
+
+def _single_hosts(fabric: Fabric, acc: _Links, per_leaf_ports: int) -> _HostPorts:
+    """Each NIC's one port, on the leaf of its pair that serves its half of the group."""
+    sz = fabric.sizing
+    leaves, _, leaf_id, _ = _common(fabric)
+    downs = get_model(sz.leaf_model).logical_ports("leaf", "downlink")
+    host_speed = 2 * gbps(sz.downlink_speed)
+    hosts = _HostPorts(len(fabric.servers), sz.gpus_per_server, 1)
     used = np.zeros(len(leaves), dtype=np.int64)
     for s_i, server in enumerate(fabric.servers):
         half = 0 if (server.index - 1) < sz.servers_per_group // 2 else 1
@@ -306,18 +330,23 @@ def _single(fabric: Fabric) -> Topology:
             up, down = acc.cable(
                 server.name, nic.ports[0], leaf, port, host_speed, (HOST_UP, HOST_DOWN), 1
             )
-            port_leaf[s_i, nic.rail - 1, 0] = li
-            host_up[s_i, nic.rail - 1, 0], host_down[s_i, nic.rail - 1, 0] = up, down
-            port_dl[s_i, nic.rail - 1, 0] = n
+            hosts.add((s_i, nic.rail - 1, 0), li, up, down, n)
     if int(used.max(initial=0)) > per_leaf_ports:
         raise SimulationError(
             "--planes", "the single-plane baseline needs more host ports than a leaf has"
         )
-    n_sp = len(spines)
-    per_pair = sz.uplinks_per_leaf // n_sp
-    uplink = np.full((len(leaves), sz.uplinks_per_leaf), -1, dtype=np.int64)
-    uplink_spine = np.full_like(uplink, -1)
-    downlink = np.full((n_sp, len(leaves), per_pair), -1, dtype=np.int64)
+    return hosts
+
+
+def _single_uplinks(fabric: Fabric, acc: _Links) -> _Uplinks:
+    """Each leaf's uplinks spread over every spine: half the parallel links per pair."""
+    sz = fabric.sizing
+    leaves, spines, _, _ = _common(fabric)
+    ups = get_model(sz.leaf_model).logical_ports("leaf", "uplink")
+    spine_ports = get_model(sz.spine_model).logical_ports("spine", "fabric")
+    up_speed = gbps(sz.uplink_speed)
+    per_pair = sz.uplinks_per_leaf // len(spines)
+    fab = _Uplinks(len(leaves), sz.uplinks_per_leaf, len(spines), per_pair)
     for li, leaf in enumerate(leaves):
         for si, spine in enumerate(spines):
             for k in range(per_pair):
@@ -331,34 +360,5 @@ def _single(fabric: Fabric) -> Topology:
                     (FABRIC_UP, FABRIC_DOWN),
                     1,
                 )
-                uplink[li, u], uplink_spine[li, u] = up, si
-                downlink[si, li, k] = down
-    return Topology(
-        fabric_name=fabric.intent.name,
-        planes=1,
-        platform=fabric.intent.platform,
-        models=frozenset(s.model for s in fabric.switches),
-        protection=False,
-        cap=np.array(acc.cap, dtype=np.float64),
-        kind=np.array(acc.kind, dtype=np.int8),
-        link_plane=np.array(acc.plane, dtype=np.int8),
-        link_a=acc.a,
-        link_a_port=acc.a_port,
-        link_z=acc.z,
-        leaves=leaves,
-        leaf_plane=np.ones(len(leaves), dtype=np.int64),
-        spines=spines,
-        spine_plane=np.ones(len(spines), dtype=np.int64),
-        leaf_pair=np.full(len(leaves), -1, dtype=np.int64),
-        aux_link=np.full(len(leaves), -1, dtype=np.int64),
-        servers=[s.name for s in fabric.servers],
-        nic_ip=_nic_ips(fabric),
-        port_leaf=port_leaf,
-        host_up=host_up,
-        host_down=host_down,
-        port_downlink=port_dl,
-        uplink=uplink,
-        uplink_spine=uplink_spine,
-        downlink=downlink,
-        downlinks_per_leaf=per_leaf_ports,
-    )
+                fab.add(li, u, si, up, down)
+    return fab

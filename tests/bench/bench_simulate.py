@@ -29,7 +29,7 @@ def _case(kind: str, arg: str) -> dict[str, object]:
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     from controller.generator import build_fabric
     from controller.intent import load_intent
-    from controller.simulate import report
+    from controller.simulate import report, runs
     from controller.simulate.model import Scenario
 
     t0 = time.perf_counter()
@@ -37,7 +37,7 @@ def _case(kind: str, arg: str) -> dict[str, object]:
         workload, lb = arg.split(":")
         fabric = build_fabric(load_intent(BIG))
         t1 = time.perf_counter()
-        result, _ = report.run(fabric, Scenario(workload=workload, lb=lb, qps=4))
+        result, _ = runs.run(fabric, Scenario(workload=workload, lb=lb, qps=4))
         out: dict[str, object] = {
             "case": f"16,384 GPUs {workload} {lb} qps 4",
             "flows": result.flows,

@@ -164,7 +164,7 @@ def test_maintenance_switches_drain_policy() -> None:
 def test_graceful_restart_never_defers_route_selection(mode: str) -> None:
     """Every switch restarts gracefully (routes kept in zebra and at the peers) but never
     defers best-path selection: FRR's deferral waits for End-of-RIBs that peers deferring
-    themselves withhold (Bgp.graceful_restart in render/device.py; lab test
+    themselves withhold (Bgp.graceful_restart in render/bgp.py; lab test
     test_new_bgp_instance_selects_routes_while_a_peer_withholds_end_of_rib)."""
     fabric = build_fabric(intent_from_data(lab(mode)))
     for name, files in render_fabric(fabric).items():

@@ -14,7 +14,8 @@ import pytest
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import load_intent
-from controller.outputs.drawing import StateFileError, apply_state, build_drawing
+from controller.outputs.drawing import build_drawing
+from controller.outputs.drawing_state import StateFileError, apply_state
 from controller.outputs.report import cabling_sheets, render_html, render_svg, sizing_rationale
 from tests.conftest import INVENTORY, run_cli, run_json
 from tests.report.svgcheck import groups, svg_problems

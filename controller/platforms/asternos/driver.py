@@ -43,6 +43,8 @@ from napalm.base.exceptions import (
     MergeConfigException,
     ReplaceConfigException,
 )
+from netmiko import ConnectHandler
+from netmiko.exceptions import ConfigInvalidException
 
 from controller.drivers import common
 from controller.drivers.bundle import unpack
@@ -74,8 +76,6 @@ SessionFactory = Callable[..., CliSession]
 
 
 def _netmiko_session(**params: Any) -> CliSession:
-    from netmiko import ConnectHandler
-
     try:
         session = cast(CliSession, ConnectHandler(**params))
     except Exception as exc:  # never echo credentials: only the host and the error class
@@ -247,8 +247,6 @@ class AsterNOSDriver(SonicFamilyDriver):
         return [*removals, *(saved_session_lines(target) if saved else session_lines(target))]
 
     def _push(self, commands: list[str]) -> None:
-        from netmiko.exceptions import ConfigInvalidException
-
         try:
             self.session.send_config_set(
                 commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import paramiko
 from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
@@ -85,8 +86,6 @@ class ParamikoShell:
         key_file: str | None,
         allow_agent: bool,
     ) -> None:
-        import paramiko
-
         client = paramiko.SSHClient()
         if known_hosts:
             client.load_host_keys(str(Path(known_hosts).expanduser()))

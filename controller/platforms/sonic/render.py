@@ -36,7 +36,8 @@ from typing import Any
 from controller.catalog import get_model, parse_breakout
 from controller.catalog.upstream import UpstreamPort, upstream_ports
 from controller.errors import CatalogError
-from controller.render.device import DeviceConfig, Interface
+from controller.render.device import DeviceConfig
+from controller.render.interfaces import Interface
 from controller.render.roce import RoceSettings
 
 HWSKU: dict[tuple[str, str], str] = {
@@ -119,25 +120,24 @@ def _port_entry(d: DeviceConfig, i: Interface) -> dict[str, str]:
     return entry
 
 
-def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) -> dict[str, Any]:
-    identity = {str(n): str(n) for n in range(8)}
-    lossless = roce.lossless_queues
-    pfc = roce.pfc_enable
+def _qos_map(roce: RoceSettings) -> dict[str, str]:
+    """A port's PORT_QOS_MAP entry (one object, shared by every port)."""
     qos_map = {
         "dscp_to_tc_map": QOS_MAP,
         "tc_to_queue_map": QOS_MAP,
         "tc_to_pg_map": QOS_MAP,
         "pfc_to_queue_map": QOS_MAP,
     }
-    if pfc:
-        qos_map["pfc_enable"] = pfc
-        qos_map["pfcwd_sw_enable"] = pfc
-    profiles = {
-        speed: f"pg_lossless_{_speed_mbps(speed)}_{roce.cable_length_m}m_profile"
-        for speed in roce.headroom_bytes
-    }
-    xon = 2 * d.mtu
-    tables: dict[str, Any] = {
+    if roce.pfc_enable:
+        qos_map["pfc_enable"] = roce.pfc_enable
+        qos_map["pfcwd_sw_enable"] = roce.pfc_enable
+    return qos_map
+
+
+def _roce_maps(roce: RoceSettings, ports: list[Interface]) -> dict[str, Any]:
+    """The switch-wide QoS tables: DSCP and TC maps, the ECN profile, schedulers, cables."""
+    identity = {str(n): str(n) for n in range(8)}
+    return {
         "DSCP_TO_TC_MAP": {QOS_MAP: {str(k): str(v) for k, v in roce.dscp_to_tc.items()}},
         "TC_TO_QUEUE_MAP": {QOS_MAP: identity},
         "TC_TO_PRIORITY_GROUP_MAP": {QOS_MAP: identity},
@@ -157,6 +157,17 @@ def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) ->
         },
         "CABLE_LENGTH": {"AZURE": {p.name: f"{roce.cable_length_m}m" for p in ports}},
     }
+
+
+def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) -> dict[str, Any]:
+    """The QoS tables, then each port's maps, queues and lossless priority groups."""
+    lossless = roce.lossless_queues
+    profiles = {
+        speed: f"pg_lossless_{_speed_mbps(speed)}_{roce.cable_length_m}m_profile"
+        for speed in roce.headroom_bytes
+    }
+    tables = _roce_maps(roce, ports)
+    qos_map = _qos_map(roce)
     port_qos: dict[str, Any] = {}
     queue: dict[str, Any] = {}
     buffer_pg: dict[str, Any] = {}
@@ -177,24 +188,30 @@ def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) ->
     tables["QUEUE"] = queue
     if pg_range:
         tables["BUFFER_PG"] = buffer_pg
-        tables["BUFFER_PROFILE"] = {
-            profiles[speed]: {
-                "pool": LOSSLESS_POOL,
-                "xon": str(xon),
-                "xoff": str(xoff),
-                "size": str(xon + xoff),
-                "dynamic_th": "0",
-            }
-            for speed, xoff in roce.headroom_bytes.items()
-        }
+        tables["BUFFER_PROFILE"] = _buffer_profiles(d, roce, profiles)
     return tables
 
 
-def config_db(d: DeviceConfig) -> dict[str, Any]:
-    ports = list(d.interfaces)
-    every = [*ports, d.aux] if d.aux else ports
-    lag_name = {es.bond: f"PortChannel{es.bond_index}" for es in d.segments}
-    db: dict[str, Any] = {
+def _buffer_profiles(
+    d: DeviceConfig, roce: RoceSettings, profiles: dict[str, str]
+) -> dict[str, Any]:
+    """One lossless headroom profile per port speed: xon two MTUs, xoff the headroom."""
+    xon = 2 * d.mtu
+    return {
+        profiles[speed]: {
+            "pool": LOSSLESS_POOL,
+            "xon": str(xon),
+            "xoff": str(xoff),
+            "size": str(xon + xoff),
+            "dynamic_th": "0",
+        }
+        for speed, xoff in roce.headroom_bytes.items()
+    }
+
+
+def _device_tables(d: DeviceConfig, every: list[Interface]) -> dict[str, Any]:
+    """Metadata, breakouts, ports, neighbours, the fabric ports' addressing, loopback, mgmt."""
+    return {
         "DEVICE_METADATA": {
             "localhost": {
                 "hostname": d.hostname,
@@ -216,23 +233,32 @@ def config_db(d: DeviceConfig) -> dict[str, Any]:
             f"eth0|{d.mgmt_ip}/{d.mgmt_prefixlen}": {"gwaddr": d.mgmt_gateway},
         },
     }
-    if d.rails:
-        vlan: dict[str, Any] = {}
-        members: dict[str, Any] = {}
-        svis: dict[str, Any] = {}
-        for r in d.rails:
-            name = f"Vlan{r.vlan}"
-            vlan[name] = {"vlanid": str(r.vlan), "mtu": str(d.mtu)}
-            for port in r.ports:
-                members[f"{name}|{lag_name.get(port, port)}"] = {"tagging_mode": "untagged"}
-            svis[name] = {"proxy_arp": "enabled", "static_anycast_gateway": "true"}
-            svis[f"{name}|{r.gateway_prefix}"] = {}
-        db["VLAN"] = vlan
-        db["VLAN_MEMBER"] = members
-        db["VLAN_INTERFACE"] = svis
-        db["SAG"] = {"GLOBAL": {"gateway_mac": d.rails[0].gateway_mac}}
-    if d.segments:
-        db["PORTCHANNEL"] = {
+
+
+def _rail_tables(d: DeviceConfig, lag_name: dict[str, str]) -> dict[str, Any]:
+    """A leaf's rails: VLANs, their members (ports or ES PortChannels), SVIs, the SAG MAC."""
+    vlan: dict[str, Any] = {}
+    members: dict[str, Any] = {}
+    svis: dict[str, Any] = {}
+    for r in d.rails:
+        name = f"Vlan{r.vlan}"
+        vlan[name] = {"vlanid": str(r.vlan), "mtu": str(d.mtu)}
+        for port in r.ports:
+            members[f"{name}|{lag_name.get(port, port)}"] = {"tagging_mode": "untagged"}
+        svis[name] = {"proxy_arp": "enabled", "static_anycast_gateway": "true"}
+        svis[f"{name}|{r.gateway_prefix}"] = {}
+    return {
+        "VLAN": vlan,
+        "VLAN_MEMBER": members,
+        "VLAN_INTERFACE": svis,
+        "SAG": {"GLOBAL": {"gateway_mac": d.rails[0].gateway_mac}},
+    }
+
+
+def _segment_tables(d: DeviceConfig, lag_name: dict[str, str]) -> dict[str, Any]:
+    """EVPN-MH: one single-member PortChannel per segment, the segment, the MH settings."""
+    return {
+        "PORTCHANNEL": {
             lag_name[es.bond]: {
                 "admin_status": "up",
                 "mtu": str(d.mtu),
@@ -242,13 +268,13 @@ def config_db(d: DeviceConfig) -> dict[str, Any]:
                 "description": f"ES {es.server} rail {es.rail} esi {es.esi}",
             }
             for es in d.segments
-        }
-        db["PORTCHANNEL_MEMBER"] = {f"{lag_name[es.bond]}|{es.member}": {} for es in d.segments}
+        },
+        "PORTCHANNEL_MEMBER": {f"{lag_name[es.bond]}|{es.member}": {} for es in d.segments},
         # Type 3 (MAC-based) with esi AUTO: the only type-3 form sonic-evpn.yang accepts.
         # Its two inputs are the same on both leaves of the pair (system_mac above; es-id
         # and es-sys-mac in frr.conf), so both derive the one ESI recorded in the
         # PORTCHANNEL description, as FRR and the other platforms do.
-        db["EVPN_ETHERNET_SEGMENT"] = {
+        "EVPN_ETHERNET_SEGMENT": {
             lag_name[es.bond]: {
                 "esi": "AUTO",
                 "type": "TYPE_3_MAC_BASED",
@@ -256,15 +282,33 @@ def config_db(d: DeviceConfig) -> dict[str, Any]:
                 "df_pref": str(es.df_preference),
             }
             for es in d.segments
-        }
-        db["EVPN_MH_GLOBAL"] = {"default": {"startup_delay": str(d.mh_startup_delay)}}
-    if d.bgp.evpn and d.rails:
-        db["VXLAN_TUNNEL"] = {VTEP: {"src_ip": d.loopback}}
-        db["VXLAN_TUNNEL_MAP"] = {
+        },
+        "EVPN_MH_GLOBAL": {"default": {"startup_delay": str(d.mh_startup_delay)}},
+    }
+
+
+def _vxlan_tables(d: DeviceConfig) -> dict[str, Any]:
+    return {
+        "VXLAN_TUNNEL": {VTEP: {"src_ip": d.loopback}},
+        "VXLAN_TUNNEL_MAP": {
             f"{VTEP}|map_{r.vni}_Vlan{r.vlan}": {"vlan": f"Vlan{r.vlan}", "vni": str(r.vni)}
             for r in d.rails
-        }
-        db["VXLAN_EVPN_NVO"] = {"nvo": {"source_vtep": VTEP}}
+        },
+        "VXLAN_EVPN_NVO": {"nvo": {"source_vtep": VTEP}},
+    }
+
+
+def config_db(d: DeviceConfig) -> dict[str, Any]:
+    ports = list(d.interfaces)
+    every = [*ports, d.aux] if d.aux else ports
+    lag_name = {es.bond: f"PortChannel{es.bond_index}" for es in d.segments}
+    db = _device_tables(d, every)
+    if d.rails:
+        db.update(_rail_tables(d, lag_name))
+    if d.segments:
+        db.update(_segment_tables(d, lag_name))
+    if d.bgp.evpn and d.rails:
+        db.update(_vxlan_tables(d))
     if d.roce is not None and d.roce.enabled:
         db.update(_roce_tables(d, d.roce, ports))
     return db

@@ -32,6 +32,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import oopt_gnpy_libyang as ly
+
 from controller.errors import DpctlError
 
 HERE = Path(__file__).resolve().parent
@@ -84,8 +86,6 @@ def table_map() -> dict[str, Any]:
 
 @cache
 def _context() -> Any:
-    import oopt_gnpy_libyang as ly
-
     # Keep libyang's messages in the context (read back per error), never on stderr: the
     # compile-time notes about cross-module XPath are not problems of the rendered config.
     ly.set_log_options(ly.LogOptions.Store)
@@ -194,8 +194,6 @@ def problem_from(path: str, message: str) -> Problem:
 
 def validate(db: dict[str, Any]) -> list[Problem]:
     """Every model violation of one CONFIG_DB document, in one pass; [] when valid."""
-    import oopt_gnpy_libyang as ly
-
     doc = db
     if "BUFFER_PROFILE" in db and "BUFFER_POOL" not in db:
         doc = {**db, "BUFFER_POOL": HWSKU_POOL_STUB}
