@@ -132,7 +132,7 @@ def deploy_task(
             if not ok:
                 raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
             # routes exchanged while this switch's or a peer's policy was half applied: again
-            connection.refresh_bgp_routes()
+            connection.dpctl.refresh_bgp_routes()
         except Exception as exc:  # post-check or commit failed: back to the saved config
             outcome.error = (
                 str(exc) if isinstance(exc, DpctlError) else f"{type(exc).__name__}: {exc}"
@@ -261,7 +261,7 @@ def rollback_device(fabric: Fabric, device: str, access: Access | None = None) -
         connection = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         if not isinstance(connection, DpctlDriver):
             raise TypeError(f"{type(connection).__name__} does not implement DpctlDriver")
-        connection.restore_config(saved)
+        connection.dpctl.restore_config(saved)
         outcome = DeviceOutcome(ok=True, changed=True, rolled_back=True, backup=str(backup))
         return Result(host=task.host, result=outcome)
 

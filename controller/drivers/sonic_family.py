@@ -195,7 +195,7 @@ class SonicFamilyDriver(DpctlDriver):
         (output,) = self._shell_outputs([LLDP])
         return common.load_json(output)
 
-    def get_qos_state(self) -> QosState:
+    def _get_qos_state(self) -> QosState:
         """PFC and ECN per port from CONFIG_DB (``sonic-cfggen -d --var-json TABLE``)."""
         outputs = self._shell_outputs(
             [f"sudo -n sonic-cfggen -d --var-json {t}" for t in QOS_TABLES]

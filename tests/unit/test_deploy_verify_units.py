@@ -185,6 +185,7 @@ class _FakeSwitch:
         self.calls: list[str] = []
         self.committed = False
         self.refresh_fails = refresh_fails
+        self.dpctl = self  # dpctl's operations (driver.dpctl) are this fake's too
 
     def load_replace_candidate(self, config: str) -> None:
         self.calls.append("load")

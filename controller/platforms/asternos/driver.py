@@ -174,7 +174,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         return session.is_alive()
 
     @property
-    def session(self) -> CliSession:
+    def _cli(self) -> CliSession:
         session: CliSession = self._require_session()
         return session
 
@@ -182,25 +182,25 @@ class AsterNOSDriver(SonicFamilyDriver):
         return self._bash(commands)
 
     def _show(self, command: str) -> str:
-        output = str(self.session.send_command(command, read_timeout=self.read_timeout))
+        output = str(self._cli.send_command(command, read_timeout=self.read_timeout))
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: `{command}` failed: {output.strip()}")
         return output
 
     def _bash(self, commands: Sequence[str]) -> list[str]:
         """Run commands in the SONiC shell under klish (``system bash``), then go back."""
-        self.session.send_command("system bash", expect_string=BASH_PROMPT)
+        self._cli.send_command("system bash", expect_string=BASH_PROMPT)
         try:
             return [
                 str(
-                    self.session.send_command(
+                    self._cli.send_command(
                         c, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
                     )
                 )
                 for c in commands
             ]
         finally:
-            self.session.send_command("exit", expect_string=KLISH_PROMPT)
+            self._cli.send_command("exit", expect_string=KLISH_PROMPT)
 
     # ---------------------------------------------------------------- candidate
 
@@ -250,7 +250,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         from netmiko.exceptions import ConfigInvalidException
 
         try:
-            self.session.send_config_set(
+            self._cli.send_config_set(
                 commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
             )
         except ConfigInvalidException as exc:
@@ -286,7 +286,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
             ) from exc
         self._candidate = None
-        self.session.save_config()
+        self._cli.save_config()
 
     def _restore(self, saved: str) -> str:
         try:
@@ -299,9 +299,9 @@ class AsterNOSDriver(SonicFamilyDriver):
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
-        self.session.save_config()
+        self._cli.save_config()
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh through the SONiC shell's bgp container. UNVERIFIED on AsterNOS:
         its documents name no klish command for it (research/asternos-cli.md); the container
         name ``bgp`` is community SONiC's, assumed here as for ``lldp`` above."""
@@ -309,7 +309,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: route refresh failed: {output.strip()}")
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Make the device run a ``show running-config`` text again (a deploy's backup), from
         any session: the same negations + lines a replace commit sends, then ``write``."""
         files = unpack(saved, MAIN_FILE)
@@ -318,7 +318,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
             )
         self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
-        self.session.save_config()
+        self._cli.save_config()
 
     # ----------------------------------------------------------------- getters
 
@@ -341,11 +341,11 @@ class AsterNOSDriver(SonicFamilyDriver):
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(common.load_json(self._show("show ip route json")))
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return common.evpn_es(common.load_json(self._show("show evpn es detail json")))
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._running())

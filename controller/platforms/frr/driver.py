@@ -98,7 +98,7 @@ class FrrDriver(DpctlDriver):
         self,
         hostname: str,
         username: str,
-        password: str | None = None,
+        password: str | None,
         timeout: int = 60,
         optional_args: dict[str, Any] | None = None,
     ) -> None:
@@ -175,7 +175,7 @@ class FrrDriver(DpctlDriver):
         return outputs if outputs is not None else {c: self._check(c) for c in commands}
 
     @contextmanager
-    def batched_reads(self) -> Iterator[None]:
+    def _batched_reads(self) -> Iterator[None]:
         """Everything verify's getters read, in one exec; the getters answer from it."""
         self._cache = self._reads(VERIFY_READS)
         try:
@@ -407,10 +407,10 @@ class FrrDriver(DpctlDriver):
         self._apply(files, current, merged=self._merge)
         self._candidate = None
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         self._vtysh(common.REFRESH_ROUTES)
 
-    def rollback_points(self) -> list[str]:
+    def _rollback_points(self) -> list[str]:
         out = self._check(f"ls -1 {STATE}/rollback 2>/dev/null || true")
         return sorted(line for line in out.split() if line)
 
@@ -421,13 +421,13 @@ class FrrDriver(DpctlDriver):
         self._apply(saved, current)
 
     def rollback(self) -> None:
-        points = self.rollback_points()
+        points = self._rollback_points()
         if not points:
             raise ReplaceConfigException(f"{self.hostname}: no rollback point saved")
         self._replace_with(self._stored(f"rollback/{points[-1]}"))
         self._check(f"rm -rf {STATE}/rollback/{points[-1]}")
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Run the files of a ``get_config()["running"]`` bundle again (a deploy's backup)."""
         try:
             files = bundle.unpack(saved, MAIN_FILE)
@@ -473,15 +473,15 @@ class FrrDriver(DpctlDriver):
     def _lldp(self) -> Any:
         return common.load_json(self._check(LLDP) or "{}")
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json(HOST_ROUTES))
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return common.evpn_es(self._vtysh_json(EVPN_ES))
 
-    def get_qos_state(self) -> QosState:
+    def _get_qos_state(self) -> QosState:
         qdiscs = json.loads(self._check(QDISCS) or "[]")
         return reads.qos_state(qdiscs, self._check(HASH_POLICY).strip())
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh(SHOW_RUNNING))

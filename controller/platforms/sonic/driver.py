@@ -186,7 +186,7 @@ class SonicDriver(SonicFamilyDriver):
         return session.is_alive()
 
     @property
-    def shell(self) -> Shell:
+    def _shell(self) -> Shell:
         shell: Shell = self._require_session()
         return shell
 
@@ -194,7 +194,7 @@ class SonicDriver(SonicFamilyDriver):
         return [self._run(command) for command in commands]
 
     def _run(self, command: str, check: bool = True) -> str:
-        output, status = self.shell.run(command, self.command_timeout)
+        output, status = self._shell.run(command, self.command_timeout)
         if check and status != 0:
             raise CommandErrorException(f"{self.hostname}: `{command}` exited {status}: {output}")
         return output
@@ -215,7 +215,7 @@ class SonicDriver(SonicFamilyDriver):
         """Write a file where FRR's tools can read it; returns that path."""
         path = f"{REMOTE_DIR}/{name}"
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self.shell.put(path, text)
+        self._shell.put(path, text)
         if self.frr_container:
             inside = path.replace("/dpctl/", "/dpctl-")
             self._run(f"sudo -n docker cp {path} {shlex.quote(self.frr_container)}:{inside}")
@@ -310,7 +310,7 @@ class SonicDriver(SonicFamilyDriver):
 
     def _has_frr_reload(self) -> bool:
         if self._frr_reload is None:
-            _, status = self.shell.run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
+            _, status = self._shell.run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
             self._frr_reload = status == 0
         return self._frr_reload
 
@@ -346,8 +346,8 @@ class SonicDriver(SonicFamilyDriver):
 
     def _replace_config_db(self, path: str, target: dict[str, Any]) -> None:
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self.shell.put(path, dump_config_db(target))
-        output, status = self.shell.run(f"sudo -n config replace {path}", self.command_timeout)
+        self._shell.put(path, dump_config_db(target))
+        output, status = self._shell.run(f"sudo -n config replace {path}", self.command_timeout)
         if status != 0 and "No such command" in output:
             # GCU missing (older images): `config load` merges on top of CONFIG_DB.
             self._run(f"sudo -n config load -y {path}")
@@ -417,11 +417,11 @@ class SonicDriver(SonicFamilyDriver):
             self._run(command)
         self._save()
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh, in the bgp container."""
         self._vtysh(common.REFRESH_ROUTES)
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Make the device run a ``get_config()["running"]`` bundle again (a deploy's backup),
         from any session: the saved CONFIG_DB, whole, through ``config replace``; each saved
         FRR daemon file through frr-reload.py (or ``vtysh -f``); then save. The rollback point
@@ -473,11 +473,11 @@ class SonicDriver(SonicFamilyDriver):
             self._vtysh_json("show bgp vrf all neighbors json"),
         )
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json("show ip route json"))
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return common.evpn_es(self._vtysh_json("show evpn es detail json"))
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh("show running-config"))
