@@ -30,6 +30,7 @@ Getters: FRR JSON through klish (``show ip bgp summary json``, ``show ip route j
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,7 +45,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from controller.drivers import common
+from controller.drivers import common, sanitize, standard
 from controller.drivers.bundle import unpack
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
@@ -54,6 +55,10 @@ KEEP = ("interface ethernet", "interface mgmt", "hostname")
 ERROR_PATTERN = r"^\s*%|Error:|Invalid input|Unknown command|Incomplete command|Ambiguous command"
 BASH_PROMPT = r"\$\s*$"
 KLISH_PROMPT = r"#\s*$"
+NO_FULL = (
+    "a klish running-config with defaults is not in AsterNOS's public documents "
+    "(research/asternos-cli.md), and FRR underneath has no `show running-config all`"
+)
 
 
 class CliSession(Protocol):
@@ -328,15 +333,45 @@ class AsterNOSDriver(SonicFamilyDriver):
         full: bool = False,
         sanitized: bool = False,
         format: str = "text",
-    ) -> dict[str, str]:
-        result = {"running": "", "startup": "", "candidate": ""}
-        if retrieve in ("all", "running"):
+    ) -> models.ConfigDict:
+        """klish's ``show running-config`` (a deploy's backup) and ``show startup-config``;
+        the candidate session text. ``sanitized``: FRR's secrets and NAPALM's Cisco-style ones
+        (``snmp-server community``, ``username ... password`` ...) removed
+        (:mod:`controller.drivers.sanitize`)."""
+        standard.check_config_args("asternos", retrieve, full, format, NO_FULL)
+        result: models.ConfigDict = {"running": "", "startup": "", "candidate": ""}
+        if standard.wanted(retrieve, "running"):
             result["running"] = self._running()
-        if retrieve in ("all", "startup"):
+        if standard.wanted(retrieve, "startup"):
             result["startup"] = self._show("show startup-config")
-        if retrieve in ("all", "candidate") and self._candidate is not None:
+        if standard.wanted(retrieve, "candidate") and self._candidate is not None:
             result["candidate"] = self._candidate
+        if sanitized:
+            result = {k: sanitize.klish_text(v) for k, v in result.items()}
         return result
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
+        """klish ``show`` commands (the session stays in klish's exec mode: other commands,
+        ``configure`` or ``system bash``, are refused); the answer is what klish printed."""
+        standard.check_cli_encoding(encoding)
+        refused = [c for c in commands if not c.strip().startswith("show ")]
+        if refused:
+            raise CommandErrorException(
+                f"{self.hostname}: AsterNOS cli runs klish `show` commands only, not {refused}"
+            )
+        return {
+            command: standard.cli_output(
+                command,
+                str(self._cli.send_command(command, read_timeout=self.read_timeout)),
+                encoding,
+            )
+            for command in commands
+        }
+
+    def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
+        """FRR's vtysh in the bgp container, through the SONiC shell (``system bash``): the
+        klish forms of these JSON commands are not in AsterNOS's public documents."""
+        return self._bash([f"sudo -n docker exec bgp vtysh -c {shlex.quote(c)}" for c in commands])
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))

@@ -23,7 +23,6 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Iterator
@@ -31,7 +30,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import paramiko
-from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     ConnectionException,
@@ -41,8 +39,7 @@ from napalm.base.exceptions import (
 
 from controller.drivers import bundle, common
 from controller.drivers.contract import DpctlDriver
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
-from controller.platforms.frr import FILES, reads
+from controller.platforms.frr import FILES
 from controller.platforms.frr.agent import (
     AGENT_STAMP,
     agent_commands,
@@ -60,6 +57,18 @@ from controller.platforms.frr.changes import (
     rebuild_script,
     strip_running_header,
 )
+from controller.platforms.frr.getters import (
+    BGP_NEIGHBORS,
+    BGP_SUMMARY,
+    EVPN_ES,
+    HASH_POLICY,
+    HOST_ROUTES,
+    LINKS,
+    LLDP,
+    QDISCS,
+    SHOW_RUNNING,
+    FrrGetters,
+)
 from controller.platforms.frr.ssh import JUMPS, Jump, batch_reads, connect, tar
 
 STATE = "/etc/frr/dpctl"
@@ -69,15 +78,6 @@ BUNDLE_FILES = tuple(FILES)
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
 PART = "#### dpctl-part"
-SHOW_RUNNING = "show running-config"
-BGP_SUMMARY = "show bgp vrf all summary json"
-BGP_NEIGHBORS = "show bgp vrf all neighbors json"
-HOST_ROUTES = "show ip route json"
-EVPN_ES = "show evpn es detail json"
-LINKS = "ip -j link show"
-LLDP = "lldpcli -f json show neighbors"
-QDISCS = "tc -j qdisc show"
-HASH_POLICY = "sysctl -n net.ipv4.fib_multipath_hash_policy"
 VERIFY_READS = (
     *(f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS, HOST_ROUTES, EVPN_ES)),
     f"vtysh -c {shlex.quote(SHOW_RUNNING)}",
@@ -88,7 +88,7 @@ VERIFY_READS = (
 )
 
 
-class FrrDriver(DpctlDriver):
+class FrrDriver(FrrGetters, DpctlDriver):
     """optional_args: port, key_file, known_hosts, jump_host, jump_port, jump_username,
     jump_key_file, jump_known_hosts (ProxyJump through a bastion, as the lab's guest)."""
 
@@ -161,12 +161,6 @@ class FrrDriver(DpctlDriver):
         the files as one tar archive on stdin."""
         command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && {{ {script}\n}}"
         return self._run(command, tar(files))
-
-    def _vtysh(self, command: str) -> str:
-        return self._check(f"vtysh -c {shlex.quote(command)}")
-
-    def _vtysh_json(self, command: str) -> Any:
-        return json.loads(self._vtysh(command) or "{}")
 
     def _reads(self, commands: list[str] | tuple[str, ...]) -> dict[str, str]:
         """Outputs of read-only commands over one exec (``batch_reads``); a reply that does
@@ -434,54 +428,3 @@ class FrrDriver(DpctlDriver):
         except ValueError as exc:
             raise ReplaceConfigException(f"{self.hostname}: bad saved config: {exc}") from None
         self._replace_with(files)
-
-    # -- getters ------------------------------------------------------------------------
-    def get_config(
-        self, retrieve: str = "all", full: bool = False, sanitized: bool = False
-    ) -> dict[str, str]:
-        snap = self._recent_snapshot()
-        running = bundle.pack({**snap.files, MAIN_FILE: snap.running})
-        return {"running": running, "candidate": bundle.pack(self._candidate or {}), "startup": ""}
-
-    def get_facts(self) -> models.FactsDict:
-        hostname = self._check("hostname").strip()
-        uptime = float(self._check("cut -d' ' -f1 /proc/uptime").strip())
-        version = self._vtysh("show version").splitlines()
-        links = json.loads(self._check("ip -j link show") or "[]")
-        return {
-            "hostname": hostname,
-            "fqdn": hostname,
-            "vendor": "Linux",
-            "model": "Linux + FRR",
-            "os_version": version[0].strip() if version else "",
-            "serial_number": "",
-            "uptime": uptime,
-            "interface_list": sorted(str(link["ifname"]) for link in links),
-        }
-
-    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
-        return reads.interfaces(json.loads(self._check(LINKS) or "[]"))
-
-    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
-        if not self._cache:  # both in one vtysh
-            asks = [f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS)]
-            reads = self._reads(asks)
-            summary, neighbors = (json.loads(reads[c] or "{}") for c in asks)
-            return common.bgp_neighbors(summary, neighbors)
-        return common.bgp_neighbors(self._vtysh_json(BGP_SUMMARY), self._vtysh_json(BGP_NEIGHBORS))
-
-    def _lldp(self) -> Any:
-        return common.load_json(self._check(LLDP) or "{}")
-
-    def _get_host_routes(self) -> list[HostRoute]:
-        return common.host_routes(self._vtysh_json(HOST_ROUTES))
-
-    def _get_evpn_es(self) -> list[EthernetSegmentState]:
-        return common.evpn_es(self._vtysh_json(EVPN_ES))
-
-    def _get_qos_state(self) -> QosState:
-        qdiscs = json.loads(self._check(QDISCS) or "[]")
-        return reads.qos_state(qdiscs, self._check(HASH_POLICY).strip())
-
-    def _get_maintenance(self) -> MaintenanceState:
-        return common.maintenance_state(self._vtysh(SHOW_RUNNING))

@@ -29,23 +29,23 @@ import copy
 import json
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     CommitError,
-    ConnectionException,
     MergeConfigException,
     ReplaceConfigException,
 )
 
-from controller.drivers import common
+from controller.drivers import common, sanitize, standard
 from controller.drivers.bundle import BundleError, pack, unpack
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from controller.platforms.sonic.shell import ParamikoShell, Shell, ShellFactory
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -54,77 +54,18 @@ FIELD_MERGE_TABLES = frozenset({"DEVICE_METADATA", "PORT"})
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 REMOTE_DIR = "/tmp/dpctl"
 REVERT_UNIT = "dpctl-revert"
+NO_FULL = (
+    "CONFIG_DB (`show runningconfiguration all`) is already the whole configuration, and FRR "
+    "has no running-config with defaults (no `show running-config all`)"
+)
 
 
-class Shell(Protocol):
-    """What the driver needs from a session: run a command (output, exit status), write a file."""
-
-    def run(self, command: str, timeout: float) -> tuple[str, int]: ...
-
-    def put(self, path: str, text: str) -> None: ...
-
-    def is_alive(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-ShellFactory = Callable[..., Shell]
-
-
-class ParamikoShell:
-    """SSH exec channels (exit status per command) + SFTP; unknown host keys are rejected."""
-
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str | None,
-        port: int,
-        timeout: float,
-        known_hosts: str | None,
-        key_file: str | None,
-        allow_agent: bool,
-    ) -> None:
-        import paramiko
-
-        client = paramiko.SSHClient()
-        if known_hosts:
-            client.load_host_keys(str(Path(known_hosts).expanduser()))
-        else:
-            client.load_system_host_keys()
-        client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        try:
-            client.connect(
-                hostname,
-                port=port,
-                username=username,
-                password=password or None,
-                key_filename=key_file,
-                allow_agent=allow_agent,
-                look_for_keys=key_file is None and allow_agent,
-                timeout=timeout,
-            )
-        except Exception as exc:  # never echo credentials: only the host and the error class
-            raise ConnectionException(
-                f"cannot connect to {hostname}:{port}: {type(exc).__name__}: {exc}"
-            ) from exc
-        self._client = client
-
-    def run(self, command: str, timeout: float) -> tuple[str, int]:
-        _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
-        out = stdout.read().decode(errors="replace") + stderr.read().decode(errors="replace")
-        return out, stdout.channel.recv_exit_status()
-
-    def put(self, path: str, text: str) -> None:
-        with self._client.open_sftp() as sftp, sftp.open(path, "w") as handle:
-            handle.write(text)
-
-    def is_alive(self) -> bool:
-        transport = self._client.get_transport()
-        return bool(transport and transport.is_active())
-
-    def close(self) -> None:
-        self._client.close()
+def _sanitized(files: dict[str, str]) -> dict[str, str]:
+    """A bundle's files with their secrets removed (CONFIG_DB as JSON, FRR as text)."""
+    return {
+        name: sanitize.config_db_text(text) if name == CONFIG_DB else sanitize.frr_text(text)
+        for name, text in files.items()
+    }
 
 
 def target_config_db(running: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
@@ -449,23 +390,43 @@ class SonicDriver(SonicFamilyDriver):
         full: bool = False,
         sanitized: bool = False,
         format: str = "text",
-    ) -> dict[str, str]:
-        result = {"running": "", "startup": "", "candidate": ""}
-        if retrieve in ("all", "running"):
+    ) -> models.ConfigDict:
+        """Bundles of ``config_db.json`` and ``frr.conf`` (one section per split-mode daemon):
+        ``running`` the running CONFIG_DB and FRR daemons (a deploy's backup),
+        ``startup`` /etc/sonic/config_db.json and the daemons' saved files, ``candidate``
+        the loaded bundle. ``sanitized``: CONFIG_DB's and FRR's secrets removed
+        (:mod:`controller.drivers.sanitize`)."""
+        standard.check_config_args("sonic", retrieve, full, format, NO_FULL)
+        result: models.ConfigDict = {"running": "", "startup": "", "candidate": ""}
+        clean = _sanitized if sanitized else (lambda files: files)
+        if standard.wanted(retrieve, "running"):
             frr = "".join(f"! >>> {d}\n{self._running_frr(d)}" for d in DAEMONS)
-            result["running"] = pack(
-                {CONFIG_DB: dump_config_db(self._running_config_db()), FRR_CONF: frr}
-            )
-        if retrieve in ("all", "startup"):
+            db = dump_config_db(self._running_config_db())
+            result["running"] = pack(clean({CONFIG_DB: db, FRR_CONF: frr}))
+        if standard.wanted(retrieve, "startup"):
             saved = common.load_json(self._run("cat /etc/sonic/config_db.json"))
             frr = "".join(
                 f"! >>> {d}\n{self._run(f'sudo -n cat /etc/sonic/frr/{d}', check=False)}"
                 for d in DAEMONS
             )
-            result["startup"] = pack({CONFIG_DB: dump_config_db(saved), FRR_CONF: frr})
-        if retrieve in ("all", "candidate") and self._candidate is not None:
-            result["candidate"] = pack(self._candidate)
+            result["startup"] = pack(clean({CONFIG_DB: dump_config_db(saved), FRR_CONF: frr}))
+        if standard.wanted(retrieve, "candidate") and self._candidate is not None:
+            result["candidate"] = pack(clean(self._candidate))
         return result
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
+        """Each command in SONiC's shell (its ``show`` CLI, vtysh through ``docker exec``...);
+        the answer is what it printed, a failing command's included."""
+        standard.check_cli_encoding(encoding)
+        return {
+            command: standard.cli_output(
+                command, self._shell.run(command, self.command_timeout)[0], encoding
+            )
+            for command in commands
+        }
+
+    def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
+        return [self._vtysh(command) for command in commands]
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(

@@ -1,0 +1,128 @@
+"""NAPALM's standard getters, once for every platform: Linux (iproute2 JSON) and FRR (vtysh
+JSON) answer them the same way on a Linux + FRR switch, on SONiC and on AsterNOS.
+
+A driver says how to run commands (``_linux_outputs``: in its Linux shell; ``_vtysh_outputs``:
+FRR's vtysh, wherever FRR runs) and overrides what its platform answers from another source
+(SONiC's counters come from the ASIC, not the kernel). docs/platforms/napalm-getters.md has
+the table: getter x platform, the command each uses.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+from napalm.base import models
+from napalm.base.exceptions import CommandErrorException
+
+from controller.drivers import linux, routing
+from controller.drivers.common import OutputError, load_json
+
+RETRIEVE = ("all", "running", "startup", "candidate")
+FORMATS = ("text",)
+CLI_ENCODINGS = ("text", "json")
+
+
+def check_config_args(
+    platform: str, retrieve: str, full: bool, format: str, why_not_full: str
+) -> None:
+    """Refuse what ``get_config`` cannot honour, naming the argument and the reason."""
+    if retrieve not in RETRIEVE:
+        raise ValueError(f"get_config: retrieve={retrieve!r} is not one of {list(RETRIEVE)}")
+    if format not in FORMATS:
+        raise NotImplementedError(
+            f"{platform}: get_config(format={format!r}): only format='text' is supported "
+            "(the device's own configuration text)"
+        )
+    if full:
+        raise NotImplementedError(f"{platform}: get_config(full=True): {why_not_full}")
+
+
+def wanted(retrieve: str, which: str) -> bool:
+    return retrieve in ("all", which)
+
+
+def cli_output(command: str, output: str, encoding: str) -> str | dict[str, Any]:
+    """One command's answer for ``cli``: the text, or (``encoding="json"``) its JSON object."""
+    if encoding == "text":
+        return output
+    try:
+        value = load_json(output)
+    except OutputError as exc:
+        raise CommandErrorException(f"{command!r} did not answer JSON: {exc}") from None
+    return value if isinstance(value, dict) else {"result": value}
+
+
+def check_cli_encoding(encoding: str) -> None:
+    if encoding not in CLI_ENCODINGS:
+        raise NotImplementedError(
+            f"cli(encoding={encoding!r}): one of {list(CLI_ENCODINGS)} (json decodes the "
+            "answer of a command that prints JSON)"
+        )
+
+
+def _json_list(text: str) -> list[dict[str, Any]]:
+    value = load_json(text) if text.strip() else []
+    if not isinstance(value, list):
+        raise OutputError(f"expected a JSON list from iproute2, got: {text[:200]!r}")
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    value = load_json(text) if text.strip() else {}
+    if not isinstance(value, dict):
+        raise OutputError(f"expected a JSON object from FRR, got: {text[:200]!r}")
+    return value
+
+
+class StandardGetters(metaclass=abc.ABCMeta):
+    """NAPALM's standard getters over the platform's Linux and FRR (a mixin of the drivers)."""
+
+    @abc.abstractmethod
+    def _linux_outputs(self, commands: Sequence[str]) -> list[str]:
+        """The outputs of ``commands`` run in the switch's Linux shell, in order."""
+
+    @abc.abstractmethod
+    def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
+        """The outputs of FRR ``commands`` (vtysh's own syntax) run in FRR's vtysh, in order."""
+
+    def get_interfaces_ip(self) -> dict[str, models.InterfacesIPDict]:
+        (addrs,) = self._linux_outputs([linux.ADDRS])
+        return linux.interfaces_ip(_json_list(addrs))
+
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        (links,) = self._linux_outputs([linux.LINK_STATS])
+        return linux.interfaces_counters(_json_list(links))
+
+    def get_arp_table(self, vrf: str = "") -> list[models.ARPTableDict]:
+        neighbours, links = self._linux_outputs([linux.NEIGH4, linux.LINK_DETAILS])
+        return linux.arp_table(_json_list(neighbours), _json_list(links), vrf)
+
+    def get_ipv6_neighbors_table(self) -> list[models.IPV6NeighborDict]:
+        (neighbours,) = self._linux_outputs([linux.NEIGH6])
+        return linux.ipv6_neighbours(_json_list(neighbours))
+
+    def get_network_instances(self, name: str = "") -> dict[str, models.NetworkInstanceDict]:
+        (links,) = self._linux_outputs([linux.LINK_DETAILS])
+        return linux.network_instances(_json_list(links), name)
+
+    def get_vlans(self) -> dict[int, models.VlanDict]:
+        vlans, links = self._linux_outputs([linux.BRIDGE_VLANS, linux.LINK_DETAILS])
+        return linux.vlans(_json_list(vlans), _json_list(links))
+
+    def get_mac_address_table(self) -> list[models.MACAdressTable]:
+        (fdb,) = self._linux_outputs([linux.BRIDGE_FDB])
+        return linux.mac_address_table(_json_list(fdb))
+
+    def get_route_to(
+        self, destination: str = "", protocol: str = "", longer: bool = False
+    ) -> dict[str, list[models.RouteDict]]:
+        (answer,) = self._vtysh_outputs([routing.route_command(destination, longer)])
+        return routing.route_to(_json_object(answer), protocol)
+
+    def get_bgp_neighbors_detail(
+        self, neighbor_address: str = ""
+    ) -> dict[str, dict[int, list[models.PeerDetailsDict]]]:
+        (answer,) = self._vtysh_outputs([routing.BGP_NEIGHBORS])
+        return routing.bgp_neighbors_detail(_json_object(answer), neighbor_address)
