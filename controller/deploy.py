@@ -116,7 +116,9 @@ def deploy_task(
             outcome.ok = True
             return Result(host=task.host, result=outcome)
         before = _up_peers(connection)
-        outcome.backup = _backup(fabric_name, name, connection.get_config()["running"])
+        # the rollback backup: the running config whole (never sanitized: restore refuses that)
+        running = connection.get_config(retrieve="running", sanitized=False)["running"]
+        outcome.backup = _backup(fabric_name, name, running)
         if progress:
             progress(name, "committing")
         try:

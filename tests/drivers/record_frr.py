@@ -12,8 +12,10 @@ both. Each command the FRR driver sends is answered into mocked/frr/<node>/<slug
 Two more nodes load the rendered config of p1-g1-leaf1 isolated and p1-spine1 in graceful
 shutdown, for the maintenance getter (``show running-config`` only).
 
-``--napalm`` records the answers of NAPALM's standard getters instead, from a leaf with both
-spines and two servers (tests/drivers/record_frr_napalm.py), into mocked/frr/napalm/.
+``--napalm`` records the answers of NAPALM's standard getters instead, from a leaf with
+both spines and two servers (tests/drivers/record_frr_napalm.py), into mocked/frr/napalm/;
+``--sonic`` the Linux and FRR answers of the mocked SONiC device (and AsterNOS's SONiC
+shell) in SONiC's names (tests/drivers/record_sonic_names.py).
 
 Not recorded here (this machine's kernel has no bonding and no prio/red qdiscs): ``show evpn
 es detail json`` with a local segment and ``tc -j qdisc show`` with RED; see mocked/frr/README.
@@ -152,5 +154,9 @@ if __name__ == "__main__":
         from tests.drivers import record_frr_napalm
 
         record_frr_napalm.main()
+    elif "--sonic" in sys.argv[1:]:  # the same, in SONiC's names: record_sonic_names.py
+        from tests.drivers import record_sonic_names
+
+        record_sonic_names.main()
     else:
         main()

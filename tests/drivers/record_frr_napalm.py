@@ -56,6 +56,13 @@ EXTRA_SPINE = (
     + " exit-address-family\nexit\n"
 )
 EXTRA_SPINE1 = EXTRA_SPINE + "ip route 1.0.4.128/25 blackhole\n"
+EXTRA_SPINE2 = EXTRA_SPINE + (
+    "router bgp 65000\n neighbor 192.0.2.1 remote-as 65099\n"
+    " neighbor 192.0.2.1 password s3cr3t-bgp\nexit\n"
+)
+"""A secret in a real running config, for get_config(sanitized=True): a neighbour's TCP MD5
+password (192.0.2.1, TEST-NET-1: never reachable, no session). (A key chain's key-string
+would need ripd or eigrpd running: bgpd does not take key chains in FRR 8.4.)"""
 VTYSH = (
     "show bgp vrf all summary json",
     "show bgp vrf all neighbors json",
@@ -117,12 +124,32 @@ def stored_files(files: dict[str, str]) -> str:
         return sh("sh", "-c", f"cd {folder} && {loop}; true")
 
 
+def bridge_vlans(batch: str) -> str:
+    """``bridge -j vlan show`` of a bridge.batch, composed in iproute2 6.1's JSON form
+    (bridge/vlan.c ``print_vlan_info``: per link ``ifname`` and ``vlans``, each ``vlan`` with
+    ``flags`` "PVID" / "Egress Untagged" when set): this kernel has no VLAN filtering."""
+    ports: dict[str, list[dict[str, object]]] = {}
+    for line in batch.splitlines():
+        words = line.split()
+        if words[:2] != ["vlan", "add"]:
+            continue
+        flags = [f for w, f in (("pvid", "PVID"), ("untagged", "Egress Untagged")) if w in words]
+        item: dict[str, object] = {"vlan": int(words[words.index("vid") + 1])}
+        item.update({"flags": flags} if flags else {})
+        ports.setdefault(words[words.index("dev") + 1], []).append(item)
+    bridges = [name for name in ports if not name.startswith("swp")]
+    order = [*(n for n in ports if n not in bridges), *bridges]  # ports first, as by ifindex
+    return json.dumps([{"ifname": n, "vlans": ports[n]} for n in order], separators=(",", ":"))
+
+
 def record(role: str, name: str, applied: dict[str, str]) -> None:
     ns = ns_of(role)
     for command in VTYSH:
         write(name, f"vtysh -c {shlex.quote(command)}", sh("vtysh", "-N", ns, "-c", command))
     for command in SHELL:
         write(name, command, in_ns(ns, command) if command != "hostname" else name + "\n")
+    if applied.get("bridge.batch", "").strip():
+        write(name, "bridge -j vlan show", bridge_vlans(applied["bridge.batch"]) + "\n")
     sock = f"/run/{ns}.lldpd.socket"
     lldp = sh("ip", "netns", "exec", ns, "lldpcli", "-u", sock, "-f", "json", "show", "neighbors")
     write(name, "lldpcli -f json show neighbors", lldp)
@@ -172,7 +199,7 @@ def on_this_kernel(files: dict[str, str]) -> dict[str, str]:
 
 def build(rendered: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """The namespaces, cabled and configured; the files each switch was given."""
-    extras = {"leaf": EXTRA_LEAF, "spine1": EXTRA_SPINE1, "spine2": EXTRA_SPINE}
+    extras = {"leaf": EXTRA_LEAF, "spine1": EXTRA_SPINE1, "spine2": EXTRA_SPINE2}
     for role in SWITCHES:
         sh("ip", "netns", "add", ns_of(role))
     for server in SERVERS:

@@ -178,7 +178,6 @@ class AsterNOSDriver(SonicFamilyDriver):
     def _session_alive(self, session: CliSession) -> bool:
         return session.is_alive()
 
-    @property
     def _cli(self) -> CliSession:
         session: CliSession = self._require_session()
         return session
@@ -187,25 +186,25 @@ class AsterNOSDriver(SonicFamilyDriver):
         return self._bash(commands)
 
     def _show(self, command: str) -> str:
-        output = str(self._cli.send_command(command, read_timeout=self.read_timeout))
+        output = str(self._cli().send_command(command, read_timeout=self.read_timeout))
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: `{command}` failed: {output.strip()}")
         return output
 
     def _bash(self, commands: Sequence[str]) -> list[str]:
         """Run commands in the SONiC shell under klish (``system bash``), then go back."""
-        self._cli.send_command("system bash", expect_string=BASH_PROMPT)
+        self._cli().send_command("system bash", expect_string=BASH_PROMPT)
         try:
             return [
                 str(
-                    self._cli.send_command(
+                    self._cli().send_command(
                         c, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
                     )
                 )
                 for c in commands
             ]
         finally:
-            self._cli.send_command("exit", expect_string=KLISH_PROMPT)
+            self._cli().send_command("exit", expect_string=KLISH_PROMPT)
 
     # ---------------------------------------------------------------- candidate
 
@@ -255,7 +254,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         from netmiko.exceptions import ConfigInvalidException
 
         try:
-            self._cli.send_config_set(
+            self._cli().send_config_set(
                 commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
             )
         except ConfigInvalidException as exc:
@@ -291,7 +290,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
             ) from exc
         self._candidate = None
-        self._cli.save_config()
+        self._cli().save_config()
 
     def _restore(self, saved: str) -> str:
         try:
@@ -304,7 +303,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
-        self._cli.save_config()
+        self._cli().save_config()
 
     def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh through the SONiC shell's bgp container. UNVERIFIED on AsterNOS:
@@ -323,7 +322,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
             )
         self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
-        self._cli.save_config()
+        self._cli().save_config()
 
     # ----------------------------------------------------------------- getters
 
@@ -362,7 +361,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         return {
             command: standard.cli_output(
                 command,
-                str(self._cli.send_command(command, read_timeout=self.read_timeout)),
+                str(self._cli().send_command(command, read_timeout=self.read_timeout)),
                 encoding,
             )
             for command in commands

@@ -126,7 +126,6 @@ class SonicDriver(SonicFamilyDriver):
     def _session_alive(self, session: Shell) -> bool:
         return session.is_alive()
 
-    @property
     def _shell(self) -> Shell:
         shell: Shell = self._require_session()
         return shell
@@ -135,7 +134,7 @@ class SonicDriver(SonicFamilyDriver):
         return [self._run(command) for command in commands]
 
     def _run(self, command: str, check: bool = True) -> str:
-        output, status = self._shell.run(command, self.command_timeout)
+        output, status = self._shell().run(command, self.command_timeout)
         if check and status != 0:
             raise CommandErrorException(f"{self.hostname}: `{command}` exited {status}: {output}")
         return output
@@ -156,7 +155,7 @@ class SonicDriver(SonicFamilyDriver):
         """Write a file where FRR's tools can read it; returns that path."""
         path = f"{REMOTE_DIR}/{name}"
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self._shell.put(path, text)
+        self._shell().put(path, text)
         if self.frr_container:
             inside = path.replace("/dpctl/", "/dpctl-")
             self._run(f"sudo -n docker cp {path} {shlex.quote(self.frr_container)}:{inside}")
@@ -251,7 +250,7 @@ class SonicDriver(SonicFamilyDriver):
 
     def _has_frr_reload(self) -> bool:
         if self._frr_reload is None:
-            _, status = self._shell.run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
+            _, status = self._shell().run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
             self._frr_reload = status == 0
         return self._frr_reload
 
@@ -287,8 +286,8 @@ class SonicDriver(SonicFamilyDriver):
 
     def _replace_config_db(self, path: str, target: dict[str, Any]) -> None:
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self._shell.put(path, dump_config_db(target))
-        output, status = self._shell.run(f"sudo -n config replace {path}", self.command_timeout)
+        self._shell().put(path, dump_config_db(target))
+        output, status = self._shell().run(f"sudo -n config replace {path}", self.command_timeout)
         if status != 0 and "No such command" in output:
             # GCU missing (older images): `config load` merges on top of CONFIG_DB.
             self._run(f"sudo -n config load -y {path}")
@@ -420,7 +419,7 @@ class SonicDriver(SonicFamilyDriver):
         standard.check_cli_encoding(encoding)
         return {
             command: standard.cli_output(
-                command, self._shell.run(command, self.command_timeout)[0], encoding
+                command, self._shell().run(command, self.command_timeout)[0], encoding
             )
             for command in commands
         }
