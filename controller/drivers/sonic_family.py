@@ -18,7 +18,7 @@ from typing import Any
 from napalm.base import models
 from napalm.base.exceptions import ConnectionException
 
-from controller.drivers import common, sonic_reads
+from controller.drivers import common, environment, sonic_reads
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.sonic_reads import parse_table
 from controller.drivers.standard import StandardGetters
@@ -209,6 +209,26 @@ class SonicFamilyDriver(StandardGetters, DpctlDriver):
         learns)."""
         (output,) = self._shell_outputs([sonic_reads.SHOW_MAC])
         return sonic_reads.mac_address_table(output)
+
+    def get_environment(self) -> models.EnvironmentDict:
+        """Memory and CPU from /proc; fans, temperatures and power supplies from SONiC's
+        platform tools (``show platform fan`` / ``temperature`` / ``psustatus --json``)."""
+        meminfo, stat, fans, temperatures, power = self._shell_outputs(
+            [
+                environment.MEMINFO,
+                environment.CPU,
+                environment.SONIC_FANS,
+                environment.SONIC_TEMPERATURES,
+                environment.SONIC_PSUS,
+            ]
+        )
+        return environment.environment(
+            meminfo,
+            stat,
+            environment.sonic_temperatures(temperatures),
+            environment.sonic_fans(fans),
+            environment.sonic_power(power),
+        )
 
     def get_ntp_servers(self) -> dict[str, models.NTPServerDict]:
         (table,) = self._config_db("NTP_SERVER")

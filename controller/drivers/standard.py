@@ -16,7 +16,7 @@ from typing import Any
 from napalm.base import models
 from napalm.base.exceptions import CommandErrorException
 
-from controller.drivers import linux, routing
+from controller.drivers import environment, linux, routing
 from controller.drivers.common import OutputError, load_json
 
 RETRIEVE = ("all", "running", "startup", "candidate")
@@ -114,6 +114,15 @@ class StandardGetters(metaclass=abc.ABCMeta):
     def get_mac_address_table(self) -> list[models.MACAdressTable]:
         (fdb,) = self._linux_outputs([linux.BRIDGE_FDB])
         return linux.mac_address_table(_json_list(fdb))
+
+    def get_environment(self) -> models.EnvironmentDict:
+        """Memory and CPU from /proc (CPU: one second's use per core), temperatures and
+        fans from hwmon; Linux has no power-supply status: ``power`` {}."""
+        meminfo, stat, sensors = self._linux_outputs(
+            [environment.MEMINFO, environment.CPU, environment.HWMON]
+        )
+        temperatures, fans = environment.hwmon(sensors)
+        return environment.environment(meminfo, stat, temperatures, fans, {})
 
     def get_route_to(
         self, destination: str = "", protocol: str = "", longer: bool = False

@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from controller.drivers import environment
 from controller.generator import build_fabric
 from controller.intent import load_intent
 from controller.platforms.frr.agent import AGENT_STAMP
@@ -89,6 +90,9 @@ SHELL = (
     "bridge -j -s fdb show",
     "tc -j qdisc show",
     "sysctl -n net.ipv4.fib_multipath_hash_policy",
+    environment.MEMINFO,
+    environment.CPU,
+    environment.HWMON,
 )
 
 

@@ -30,6 +30,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from controller.drivers import environment
 from tests.drivers.conftest import MOCKED, slug
 from tests.drivers.record_frr_napalm import established, lldpd, sh
 from tests.frr_harness import start_frr, stop_frr
@@ -58,6 +59,8 @@ LINUX = (
     "ip -j -s -4 neigh show",
     "ip -j -s -6 neigh show",
     "ip -j -d link show",
+    environment.MEMINFO,
+    environment.CPU,
 )
 VTYSH = (
     "show ip route 1.0.4.0/24 json",

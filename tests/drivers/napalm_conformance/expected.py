@@ -40,6 +40,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "test_get_network_instances": lambda d: d.get_network_instances(),
     "test_get_vlans": lambda d: d.get_vlans(),
+    "test_get_environment": lambda d: d.get_environment(),
     "test_get_ntp_servers": lambda d: d.get_ntp_servers(),
     "test_get_snmp_information": lambda d: d.get_snmp_information(),
     "test_get_config": lambda d: d.get_config(),
