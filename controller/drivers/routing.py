@@ -113,13 +113,20 @@ def _counted(info: dict[str, Any], key: str) -> int:
     return sum(int(b.get(key, 0)) for b in _families(info))
 
 
+def _address(value: Any) -> str:
+    """An address FRR printed, "" for its "Unknown" (no TCP connection yet)."""
+    text = str(value or "")
+    return "" if text == "Unknown" else text
+
+
 def peer_detail(peer: str, info: dict[str, Any], vrf: str) -> models.PeerDetailsDict:
     """One neighbour of ``show bgp vrf all neighbors json`` in NAPALM's model. A BGP
     unnumbered neighbour is its interface name (``remote_address`` "swp3", as FRR and
     ``get_bgp_neighbors`` key it). FRR keeps accepted (post-policy) prefixes only:
     received = accepted (as ``get_bgp_neighbors``); active and suppressed counts are not
     in FRR's neighbour JSON: -1. FRR has no per-neighbour multipath, 4-byte-AS suppression
-    or previous state: False / "". ``flap_count``: sessions dropped."""
+    or previous state: False / "". ``flap_count``: sessions dropped. A session with no TCP
+    connection has no local address ("") and ports -1 (FRR's)."""
     stats = info.get("messageStats", {})
     accepted = _counted(info, "acceptedPrefixCounter")
     detail = {
@@ -127,7 +134,7 @@ def peer_detail(peer: str, info: dict[str, Any], vrf: str) -> models.PeerDetails
         "local_as": int(info.get("localAs", 0)),
         "remote_as": int(info.get("remoteAs", 0)),
         "router_id": str(info.get("remoteRouterId", "")),
-        "local_address": str(info.get("hostLocal", "")),
+        "local_address": _address(info.get("hostLocal")),
         "routing_table": vrf,
         "local_address_configured": "updateSource" in info,
         "local_port": int(info.get("portLocal", 0)),

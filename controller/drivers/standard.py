@@ -13,6 +13,7 @@ import abc
 from collections.abc import Sequence
 from typing import Any
 
+from napalm.base import constants as c
 from napalm.base import models
 from napalm.base.exceptions import CommandErrorException
 
@@ -20,6 +21,7 @@ from controller.drivers import environment, linux, routing
 from controller.drivers.common import OutputError, load_json
 
 RETRIEVE = ("all", "running", "startup", "candidate")
+NO_PROBES = "no probes: Linux, FRR, SONiC and AsterNOS have no RPM/IP SLA probe objects"
 FORMATS = ("text",)
 CLI_ENCODINGS = ("text", "json")
 
@@ -135,3 +137,82 @@ class StandardGetters(metaclass=abc.ABCMeta):
     ) -> dict[str, dict[int, list[models.PeerDetailsDict]]]:
         (answer,) = self._vtysh_outputs([routing.BGP_NEIGHBORS])
         return routing.bgp_neighbors_detail(_json_object(answer), neighbor_address)
+
+    # -- what NAPALM's model asks and these platforms do not have ---------------------------
+    def get_probes_config(self) -> dict[str, models.ProbeTestDict]:
+        """Not answered: Linux, FRR, SONiC and AsterNOS have no probe objects (NAPALM's
+        model is Junos RPM / IOS-XR IP SLA)."""
+        raise NotImplementedError(NO_PROBES)
+
+    def get_probes_results(self) -> dict[str, models.ProbeTestResultDict]:
+        """Not answered: no probe objects (see ``get_probes_config``)."""
+        raise NotImplementedError(NO_PROBES)
+
+    def get_firewall_policies(self) -> dict[str, list[models.FirewallPolicyDict]]:
+        """Not answered: NAPALM's model is a zone firewall's ordered policy list (FortiOS);
+        these switches have ACLs (nftables/iptables, SONiC's ACL tables), which it does not
+        describe."""
+        raise NotImplementedError(
+            "no firewall policies: NAPALM's model is a zone firewall's policy list, these "
+            "switches have ACLs"
+        )
+
+    def get_users(self) -> dict[str, models.UsersDict]:
+        """Not answered: NAPALM's model asks each user's password hash (/etc/shadow, root
+        only, and dpctl reads no secrets) and a Cisco privilege level 0-15 (a Linux user is
+        root or a sudoer or neither)."""
+        raise NotImplementedError(
+            "users: NAPALM's model wants password hashes (dpctl reads no secrets) and Cisco "
+            "privilege levels, which Linux does not have"
+        )
+
+    def get_optics(self) -> dict[str, models.OpticsDict]:
+        """Not answered yet: transceiver DOM is per port (``ethtool -m`` on Linux, ``show
+        interfaces transceiver eeprom --dom`` on SONiC) and no device dpctl's tests record
+        has a transceiver (the lab's ports are veths)."""
+        raise NotImplementedError(
+            "optics: not read yet (no recorded transceiver: the lab's ports are veths)"
+        )
+
+    def get_ntp_peers(self) -> dict[str, models.NTPPeerDict]:
+        """Not answered: dpctl configures NTP servers, never symmetric peers (SONiC's
+        CONFIG_DB has an NTP_SERVER table and no peer table)."""
+        raise NotImplementedError("NTP peers: none configured by these platforms (servers only)")
+
+    def get_ntp_stats(self) -> list[models.NTPStats]:
+        """Not answered yet: SONiC 202405's ``show ntp`` runs ntpd's ``ntpq -p -n``, later
+        releases chrony's ``chronyc sources``, and no answer of either is recorded (this
+        machine runs no NTP daemon and may not reach NTP servers to record one)."""
+        raise NotImplementedError("NTP statistics: not read yet (no recorded ntpq/chronyc)")
+
+    def get_bgp_config(self, group: str = "", neighbor: str = "") -> models.BGPConfigGroupDict:
+        """Not answered yet: NAPALM's model (groups with their neighbours' policies and
+        authentication keys) would be built from FRR's running config; dpctl renders that
+        config itself, so ``get_config`` and its intent are the reference."""
+        raise NotImplementedError("BGP configuration model: not built yet (see get_config)")
+
+    def ping(
+        self,
+        destination: str,
+        source: str = c.PING_SOURCE,
+        ttl: int = c.PING_TTL,
+        timeout: int = c.PING_TIMEOUT,
+        size: int = c.PING_SIZE,
+        count: int = c.PING_COUNT,
+        vrf: str = c.PING_VRF,
+        source_interface: str = c.PING_SOURCE_INTERFACE,
+    ) -> models.PingResultDict:
+        """Not answered yet: NAPALM's own test pings 8.8.8.8, which this workplace does not
+        reach to record an answer; dpctl's checks use BGP and route state instead."""
+        raise NotImplementedError("ping: not implemented (dpctl's checks read BGP/routes)")
+
+    def traceroute(
+        self,
+        destination: str,
+        source: str = c.TRACEROUTE_SOURCE,
+        ttl: int = c.TRACEROUTE_TTL,
+        timeout: int = c.TRACEROUTE_TIMEOUT,
+        vrf: str = c.TRACEROUTE_VRF,
+    ) -> models.TracerouteResultDict:
+        """Not answered yet: as ``ping``."""
+        raise NotImplementedError("traceroute: not implemented (dpctl's checks read routes)")

@@ -29,6 +29,7 @@ QDISCS = "tc -j qdisc show"
 HASH_POLICY = "sysctl -n net.ipv4.fib_multipath_hash_policy"
 STARTUP = "cat /etc/frr/frr.conf"
 """What FRR loads when it starts (integrated config; the Linux side is applied by dpctl)."""
+NO_NTP = "NTP: a Linux + FRR switch's NTP client (chrony, ntpsec, timesyncd) is not dpctl's"
 NO_FULL = (
     "FRR has no running-config with defaults (FRR 8.4's `show running-config` takes a daemon "
     "or `no-header`, no `all`), so the running config is already all there is"
@@ -136,6 +137,17 @@ class FrrGetters(standard.StandardGetters):
 
     def _lldp(self) -> Any:
         return common.load_json(self._check(LLDP) or "{}")
+
+    def get_ntp_servers(self) -> dict[str, models.NTPServerDict]:
+        """Not answered: a Linux + FRR switch's NTP client is whatever its distribution runs
+        (chrony, ntpsec, systemd-timesyncd: each its own files), not part of the platform
+        dpctl drives, and none runs on the machines its recordings come from."""
+        raise NotImplementedError(NO_NTP)
+
+    def get_snmp_information(self) -> models.SNMPDict:
+        """Not answered: a Linux + FRR switch has no SNMP agent that is part of the platform
+        (net-snmp, if installed, is configured outside dpctl), and none is recorded."""
+        raise NotImplementedError("SNMP: no SNMP agent is part of a Linux + FRR switch")
 
     # -- dpctl (driver.dpctl) -------------------------------------------------------------
     def _get_host_routes(self) -> list[HostRoute]:

@@ -161,3 +161,17 @@ class AsterNOSSession(RecordedDevice):
 
     def disconnect(self) -> None:
         pass
+
+
+def patched(platform: str, case: str = "p1-g1-leaf1", test: str = "") -> Any:
+    """An open patched driver of ``platform`` answering as recorded device ``case`` (and the
+    case folder of NAPALM test ``test``, when given), for dpctl's own tests."""
+    import importlib
+
+    module = importlib.import_module(f"tests.drivers.napalm_conformance.{platform}.conftest")
+    device = module.PatchedDriver("127.0.0.1", "vagrant", "vagrant", 60, {})
+    device.open()
+    for name in device.patched_attrs:
+        double = getattr(device, name)
+        double.current_test, double.current_test_case = test, case
+    return device

@@ -11,12 +11,13 @@ overwritten.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.drivers.napalm_conformance.doubles import patched
 
 HERE = Path(__file__).parent
 
@@ -74,12 +75,7 @@ CASES: dict[str, dict[str, list[str]]] = {
 
 
 def write(platform: str, test: str, case: str) -> None:
-    module = importlib.import_module(f"tests.drivers.napalm_conformance.{platform}.conftest")
-    device = module.PatchedDriver("127.0.0.1", "vagrant", "vagrant", 60, {})
-    device.open()
-    for name in device.patched_attrs:
-        attr = getattr(device, name)
-        attr.current_test, attr.current_test_case = test, case
+    device = patched(platform, case, test)
     result = json.loads(json.dumps(CALLS[test](device)))
     folder = HERE / platform / "mocked_data" / test / case
     folder.mkdir(parents=True, exist_ok=True)
