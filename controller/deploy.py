@@ -95,6 +95,12 @@ def _backup(fabric: str, device: str, running: str) -> str:
     return str(path)
 
 
+def _running_config(connection: Any) -> str:
+    """The rollback backup: the running configuration whole, never sanitized (a sanitized one
+    holds placeholders for its secrets; ``dpctl.restore_config`` refuses it)."""
+    return str(connection.get_config(retrieve="running", sanitized=False)["running"])
+
+
 def deploy_task(
     task: Task,
     files: dict[str, dict[str, str]],
@@ -116,9 +122,7 @@ def deploy_task(
             outcome.ok = True
             return Result(host=task.host, result=outcome)
         before = _up_peers(connection)
-        # the rollback backup: the running config whole (never sanitized: restore refuses that)
-        running = connection.get_config(retrieve="running", sanitized=False)["running"]
-        outcome.backup = _backup(fabric_name, name, running)
+        outcome.backup = _backup(fabric_name, name, _running_config(connection))
         if progress:
             progress(name, "committing")
         try:

@@ -64,7 +64,8 @@ def route_to(data: dict[str, Any], protocol: str = "") -> dict[str, list[models.
     the entry is zebra's selected one (FRR keeps no previous state); ``selected_next_hop``:
     that next hop is installed in the kernel (``fib``); ``preference``: the administrative
     distance; ``age``: seconds since the entry was installed; ``inactive_reason`` "" (zebra
-    gives none); ``protocol_attributes`` {} (zebra's RIB carries no BGP attributes).
+    gives none); ``protocol_attributes`` {} (zebra's RIB carries no BGP attributes: a BGP
+    route's come from bgpd, :func:`add_bgp_attributes`).
     ``protocol`` keeps only entries of that FRR protocol (``bgp``, ``connected``, ``static``,
     ``kernel``, ``table`` ...), case-insensitive."""
     if not isinstance(data, dict):
@@ -93,6 +94,54 @@ def route_to(data: dict[str, Any], protocol: str = "") -> dict[str, list[models.
                     }
                 )
     return result
+
+
+def bgp_command(destination: str, routes: dict[str, list[models.RouteDict]]) -> str | None:
+    """The vtysh command that gives the BGP attributes of ``routes`` (bgpd's table JSON,
+    bgpd/bgp_route.c ``route_vty_out``): the destination prefix and its more specific ones,
+    the one prefix an address matched, or the whole table; None without BGP routes."""
+    bgp = sorted(p for p, rs in routes.items() if any(r["protocol"] == "bgp" for r in rs))
+    if not bgp:
+        return None
+    afi = "ipv6" if ":" in bgp[0] else "ipv4"
+    if "/" in destination:
+        return f"show bgp {afi} unicast {shlex.quote(destination)} longer-prefixes json"
+    if destination and len(bgp) == 1:
+        return f"show bgp {afi} unicast {shlex.quote(bgp[0])} longer-prefixes json"
+    return f"show bgp {afi} unicast json"
+
+
+def _path_attributes(path: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
+    as_path = str(path.get("path", ""))
+    first = as_path.split()[0] if as_path.split() else ""
+    local_as = int(table.get("localAS", 0))
+    return {
+        "local_as": local_as,
+        "remote_as": int(first) if first.isdigit() else local_as,
+        "peer_id": str(path.get("peerId", "")),
+        "as_path": as_path,
+        "local_preference": int(path.get("locPrf", table.get("defaultLocPrf", 100))),
+        "preference2": int(path.get("weight", 0)),
+        "metric": int(path.get("metric", 0)),
+    }
+
+
+def add_bgp_attributes(routes: dict[str, list[models.RouteDict]], table: dict[str, Any]) -> None:
+    """Fill each BGP route's ``protocol_attributes`` from bgpd's table JSON: the path whose
+    peer or next hop is the route's next hop. NAPALM's keys FRR's table has: local_as,
+    remote_as (the first AS of the path; the local AS for a path with none), peer_id (the
+    peer's address), as_path, local_preference (the path's, else the table's default),
+    preference2 (FRR's weight), metric (MED). Communities are not in the table JSON."""
+    paths = table.get("routes", {}) if isinstance(table.get("routes"), dict) else {}
+    for prefix, entries in routes.items():
+        for route in entries:
+            if route["protocol"] != "bgp":
+                continue
+            for path in paths.get(prefix, []):
+                hops = {str(h.get("ip", "")) for h in path.get("nexthops", [])}
+                if route["next_hop"] and route["next_hop"] in hops | {path.get("peerId")}:
+                    route["protocol_attributes"] = _path_attributes(path, table)
+                    break
 
 
 def _seconds(info: dict[str, Any], key: str, fallback: str = "") -> int:

@@ -129,8 +129,14 @@ class StandardGetters(metaclass=abc.ABCMeta):
     def get_route_to(
         self, destination: str = "", protocol: str = "", longer: bool = False
     ) -> dict[str, list[models.RouteDict]]:
+        """zebra's RIB (one route per next hop), then bgpd's attributes of its BGP routes."""
         (answer,) = self._vtysh_outputs([routing.route_command(destination, longer)])
-        return routing.route_to(_json_object(answer), protocol)
+        routes = routing.route_to(_json_object(answer), protocol)
+        command = routing.bgp_command(destination, routes)
+        if command is not None:
+            (table,) = self._vtysh_outputs([command])
+            routing.add_bgp_attributes(routes, _json_object(table))
+        return routes
 
     def get_bgp_neighbors_detail(
         self, neighbor_address: str = ""

@@ -76,6 +76,8 @@ VTYSH = (
     "show ip route 1.0.4.1 json",
     "show ip route 10.100.0.2/32 json",
     "show ipv6 route json",
+    "show bgp ipv4 unicast 1.0.4.0/24 longer-prefixes json",
+    "show bgp ipv4 unicast json",
 )
 SHELL = (
     "hostname",

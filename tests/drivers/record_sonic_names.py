@@ -65,6 +65,7 @@ LINUX = (
 VTYSH = (
     "show ip route 1.0.4.0/24 json",
     "show ip route 1.0.4.0/24 longer-prefixes json",
+    "show bgp ipv4 unicast 1.0.4.0/24 longer-prefixes json",
 )
 
 

@@ -160,6 +160,47 @@ def test_route_to_longer_and_by_address() -> None:
     assert driver.get_route_to(destination="1.0.4.0/24", protocol="static") == {}
 
 
+def test_bgp_routes_carry_bgpds_attributes() -> None:
+    for platform, peers in (("frr", 2), ("sonic", 1), ("asternos", 1)):
+        routes = patched(platform).get_route_to(destination="1.0.4.0/24", protocol="bgp")
+        hops = routes["1.0.4.0/24"]
+        assert len(hops) == peers  # FRR: both spines; SONiC's device has one
+        for route in hops:
+            attributes = route["protocol_attributes"]
+            assert attributes["peer_id"] == route["next_hop"]  # BGP unnumbered: the LL
+            assert attributes["remote_as"] == 65000 and attributes["as_path"] == "65000"
+            assert attributes["local_as"] == 65100 and attributes["local_preference"] == 100
+
+
+def test_a_local_preference_a_policy_set_is_the_paths() -> None:
+    """A route-map's ``set local-preference 0`` (dpctl's answer to graceful-shutdown) shows."""
+    route = {"protocol": "bgp", "next_hop": "fe80::1", "protocol_attributes": {}}
+    table = {
+        "localAS": 65100,
+        "defaultLocPrf": 100,
+        "routes": {"10.0.0.1/32": [{"peerId": "fe80::1", "path": "", "locPrf": 0}]},
+    }
+    routes: Any = {"10.0.0.1/32": [route]}
+    routing.add_bgp_attributes(routes, table)
+    assert route["protocol_attributes"]["local_preference"] == 0
+    assert route["protocol_attributes"]["remote_as"] == 65100  # no AS in the path: iBGP/local
+
+
+@pytest.mark.parametrize(
+    ("destination", "prefixes", "command"),
+    [
+        ("1.0.4.0/24", ["1.0.4.0/24"], "show bgp ipv4 unicast 1.0.4.0/24 longer-prefixes json"),
+        ("1.0.4.1", ["1.0.4.0/24"], "show bgp ipv4 unicast 1.0.4.0/24 longer-prefixes json"),
+        ("", ["1.0.4.0/24", "10.0.0.1/32"], "show bgp ipv4 unicast json"),
+    ],
+)
+def test_bgp_command(destination: str, prefixes: list[str], command: str) -> None:
+    routes: Any = {p: [{"protocol": "bgp"}] for p in prefixes}
+    assert routing.bgp_command(destination, routes) == command
+    static: Any = {"1.0.4.0/24": [{"protocol": "static"}]}
+    assert routing.bgp_command(destination, static) is None
+
+
 def test_route_to_no_route() -> None:
     # what FRR 8.4 printed here for an address with no route (`show ip route 9.9.9.9 json`)
     assert routing.route_to({"0.0.0.0/0": []}) == {}
