@@ -80,8 +80,9 @@ class DpctlOps:
         A sanitized text (``get_config(sanitized=True)``: secrets replaced by
         ``sanitize.REMOVED``) is refused: restoring it would set the placeholders."""
         if sanitize.is_sanitized(saved):
+            device = getattr(self._driver, "hostname", "?")
             raise ReplaceConfigException(
-                f"{self._driver.hostname}: the saved config is sanitized (secrets replaced by "
+                f"{device}: the saved config is sanitized (secrets replaced by "
                 f"{sanitize.REMOVED!r}); restoring it would install the placeholders"
             )
         self._driver._restore_config(saved)
