@@ -68,6 +68,12 @@ def driver_of(task: Task) -> DpctlDriver:
     return driver
 
 
+def running_config(connection: DpctlDriver) -> str:
+    """The rollback backup: the running configuration whole, never sanitized (a sanitized one
+    holds placeholders for its secrets; ``dpctl.restore_config`` refuses it)."""
+    return str(connection.get_config(retrieve="running", sanitized=False)["running"])
+
+
 def up_peers(connection: DpctlDriver) -> set[str]:
     peers = connection.get_bgp_neighbors().get("global", {}).get("peers", {})
     return {name for name, peer in peers.items() if peer.get("is_up")}
@@ -99,7 +105,7 @@ def commit_and_check(task: Task, connection: DpctlDriver, config: str, wanted: s
     if not ok:
         raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
     # routes exchanged while this switch's or a peer's policy was half applied: again
-    connection.refresh_bgp_routes()
+    connection.dpctl.refresh_bgp_routes()
     return Result(host=task.host, result=sorted(up))
 
 
@@ -138,7 +144,7 @@ def deploy_task(
             outcome.ok = True
             return Result(host=task.host, result=outcome)
         wanted = up_peers(connection) | peers_in_run.get(name, set())
-        outcome.backup = save_backup(state, name, connection.get_config()["running"])
+        outcome.backup = save_backup(state, name, running_config(connection))
         try:
             done = task.run(
                 task=commit_and_check,

@@ -19,7 +19,7 @@ from controller.render.engine import select_devices
 
 
 def _restore(task: Task, saved: str) -> Result:
-    driver_of(task).restore_config(saved)
+    driver_of(task).dpctl.restore_config(saved)
     return Result(host=task.host, result=True)
 
 

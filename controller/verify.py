@@ -49,17 +49,17 @@ def read_state(driver: Any, role: str, evpn: bool) -> dict[str, Any]:
             f"{type(driver).__name__} does not implement dpctl's driver contract "
             "(controller/drivers/contract.py)"
         )
-    with driver.batched_reads():
+    with driver.dpctl.batched_reads():
         state: dict[str, Any] = {
             "bgp": driver.get_bgp_neighbors().get("global", {}).get("peers", {}),
             "lldp": driver.get_lldp_neighbors(),
             "interfaces": driver.get_interfaces(),
-            "routes": driver.get_host_routes(),
-            "maintenance": driver.get_maintenance(),
-            "qos": driver.get_qos_state(),
+            "routes": driver.dpctl.get_host_routes(),
+            "maintenance": driver.dpctl.get_maintenance(),
+            "qos": driver.dpctl.get_qos_state(),
         }
         if evpn and role == "leaf":
-            state["es"] = driver.get_evpn_es()
+            state["es"] = driver.dpctl.get_evpn_es()
     return state
 
 

@@ -18,8 +18,10 @@ from typing import Any
 from napalm.base import models
 from napalm.base.exceptions import ConnectionException
 
-from controller.drivers import common
+from controller.drivers import common, environment, sonic_reads
 from controller.drivers.contract import DpctlDriver
+from controller.drivers.sonic_reads import parse_table
+from controller.drivers.standard import StandardGetters
 from controller.drivers.types import QosState
 
 QOS_TABLES = ("PORT_QOS_MAP", "QUEUE", "WRED_PROFILE")
@@ -36,28 +38,6 @@ def parse_show_version(text: str) -> dict[str, str]:
         if sep and key.strip() and not key.startswith(" "):
             facts.setdefault(key.strip(), value.strip())
     return facts
-
-
-def parse_table(text: str) -> list[dict[str, str]]:
-    """A SONiC CLI table (header, dashed rule, rows; columns located by the rule's dashes)."""
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        if index and re.fullmatch(r"[-\s]+", line) and "-" in line:
-            spans = [m.span() for m in re.finditer(r"-+", line)]
-            header = lines[index - 1]
-            break
-    else:
-        return []
-
-    def cut(row: str) -> list[str]:
-        cells = []
-        for i, (start, end) in enumerate(spans):
-            stop = spans[i + 1][0] if i + 1 < len(spans) else len(row)
-            cells.append(row[start : max(end, stop)].strip())
-        return cells
-
-    names = cut(header)
-    return [dict(zip(names, cut(row), strict=True)) for row in lines[index + 1 :] if row.strip()]
 
 
 def _speed_mbps(text: str) -> float:
@@ -113,7 +93,7 @@ def facts_from_outputs(vendor: str, outputs: Sequence[str]) -> models.FactsDict:
     }
 
 
-class SonicFamilyDriver(DpctlDriver):
+class SonicFamilyDriver(StandardGetters, DpctlDriver):
     """Base of the drivers of switches that run SONiC underneath.
 
     optional_args shared by both: ``port`` (22), ``known_hosts`` (path; else the user's
@@ -195,9 +175,64 @@ class SonicFamilyDriver(DpctlDriver):
         (output,) = self._shell_outputs([LLDP])
         return common.load_json(output)
 
-    def get_qos_state(self) -> QosState:
+    def _config_db(self, *tables: str) -> list[dict[str, Any]]:
+        """CONFIG_DB tables (``sonic-cfggen -d --var-json TABLE``; {} for an absent one)."""
+        outputs = self._shell_outputs([f"sudo -n sonic-cfggen -d --var-json {t}" for t in tables])
+        values = [common.load_json(o) if o.strip() else {} for o in outputs]
+        return [v if isinstance(v, dict) else {} for v in values]
+
+    def _get_qos_state(self) -> QosState:
         """PFC and ECN per port from CONFIG_DB (``sonic-cfggen -d --var-json TABLE``)."""
         outputs = self._shell_outputs(
             [f"sudo -n sonic-cfggen -d --var-json {t}" for t in QOS_TABLES]
         )
         return common.qos_from_config_db(*(common.load_json(o or "{}") for o in outputs))
+
+    # ------------------------------------------------ NAPALM's standard getters
+
+    def _linux_outputs(self, commands: Sequence[str]) -> list[str]:
+        return self._shell_outputs(commands)
+
+    def get_interfaces_counters(self) -> dict[str, models.InterfaceCounterDict]:
+        """The ASIC's counters (``portstat -a -j -r``), not the kernel's: see
+        :func:`controller.drivers.sonic_reads.interfaces_counters`."""
+        (output,) = self._shell_outputs([sonic_reads.PORTSTAT])
+        data = common.load_json(output)
+        return sonic_reads.interfaces_counters(data if isinstance(data, dict) else {})
+
+    def get_vlans(self) -> dict[int, models.VlanDict]:
+        """CONFIG_DB's VLAN and VLAN_MEMBER (what SONiC programs into the ASIC)."""
+        return sonic_reads.vlans(*self._config_db("VLAN", "VLAN_MEMBER"))
+
+    def get_mac_address_table(self) -> list[models.MACAdressTable]:
+        """The ASIC's FDB (``show mac``; the kernel bridge does not hold what the ASIC
+        learns)."""
+        (output,) = self._shell_outputs([sonic_reads.SHOW_MAC])
+        return sonic_reads.mac_address_table(output)
+
+    def get_environment(self) -> models.EnvironmentDict:
+        """Memory and CPU from /proc; fans, temperatures and power supplies from SONiC's
+        platform tools (``show platform fan`` / ``temperature`` / ``psustatus --json``)."""
+        meminfo, stat, fans, temperatures, power = self._shell_outputs(
+            [
+                environment.MEMINFO,
+                environment.CPU,
+                environment.SONIC_FANS,
+                environment.SONIC_TEMPERATURES,
+                environment.SONIC_PSUS,
+            ]
+        )
+        return environment.environment(
+            meminfo,
+            stat,
+            environment.sonic_temperatures(temperatures),
+            environment.sonic_fans(fans),
+            environment.sonic_power(power),
+        )
+
+    def get_ntp_servers(self) -> dict[str, models.NTPServerDict]:
+        (table,) = self._config_db("NTP_SERVER")
+        return sonic_reads.ntp_servers(table)
+
+    def get_snmp_information(self) -> models.SNMPDict:
+        return sonic_reads.snmp_information(*self._config_db("SNMP", "SNMP_COMMUNITY"))

@@ -224,7 +224,7 @@ class FakeFrrHost:
 def frr_driver(device: str = "p1-g1-leaf1") -> Any:
     from controller.platforms.frr.driver import FrrDriver
 
-    driver = FrrDriver(device, "root", optional_args={"known_hosts": "/tmp/known_hosts"})
+    driver = FrrDriver(device, "root", None, optional_args={"known_hosts": "/tmp/known_hosts"})
     driver.fake = FakeFrrHost(device)
     driver._run = driver.fake.run  # the SSH channel is the only part replaced
     return driver

@@ -12,6 +12,11 @@ both. Each command the FRR driver sends is answered into mocked/frr/<node>/<slug
 Two more nodes load the rendered config of p1-g1-leaf1 isolated and p1-spine1 in graceful
 shutdown, for the maintenance getter (``show running-config`` only).
 
+``--napalm`` records the answers of NAPALM's standard getters instead, from a leaf with
+both spines and two servers (tests/drivers/record_frr_napalm.py), into mocked/frr/napalm/;
+``--sonic`` the Linux and FRR answers of the mocked SONiC device (and AsterNOS's SONiC
+shell) in SONiC's names (tests/drivers/record_sonic_names.py).
+
 Not recorded here (this machine's kernel has no bonding and no prio/red qdiscs): ``show evpn
 es detail json`` with a local segment and ``tc -j qdisc show`` with RED; see mocked/frr/README.
 """
@@ -28,7 +33,7 @@ from controller.intent import load_intent
 from controller.render.engine import render_fabric
 from tests.conftest import INVENTORY
 from tests.drivers.conftest import MOCKED, slug
-from tests.frr_harness import _start, _stop
+from tests.frr_harness import _start, stop_frr
 
 NODES = {"leaf": "p1-g1-leaf1", "spine": "p1-spine1"}
 VTYSH = (
@@ -139,8 +144,19 @@ def main() -> None:
             if pid.exists():
                 subprocess.run(["kill", pid.read_text().strip()], check=False)
                 pid.unlink()
-            _stop(ns_of(role))
+            stop_frr(ns_of(role))
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--napalm" in sys.argv[1:]:  # NAPALM's standard getters: tests/drivers/record_frr_napalm.py
+        from tests.drivers import record_frr_napalm
+
+        record_frr_napalm.main()
+    elif "--sonic" in sys.argv[1:]:  # the same, in SONiC's names: record_sonic_names.py
+        from tests.drivers import record_sonic_names
+
+        record_sonic_names.main()
+    else:
+        main()

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from controller.drivers.contract import GETTER_TYPES, DpctlDriver, conformance_errors
+from controller.drivers.contract import (
+    CONTRACT_GETTER_TYPES,
+    GETTER_TYPES,
+    DpctlDriver,
+    conformance_errors,
+    getter,
+)
 from controller.drivers.types import QosState
 from tests.drivers.conftest import frr_driver
 
@@ -32,10 +38,10 @@ def test_every_driver_implements_the_contract(driver: Any) -> None:
     assert not getattr(type(driver), "__abstractmethods__", set())
 
 
-@pytest.mark.parametrize("getter", sorted(GETTER_TYPES))
-def test_getter_returns_its_declared_type(driver: Any, getter: str) -> None:
-    result = getattr(driver, getter)()
-    assert conformance_errors(GETTER_TYPES[getter], result) == []
+@pytest.mark.parametrize("name", sorted(CONTRACT_GETTER_TYPES))
+def test_getter_returns_its_declared_type(driver: Any, name: str) -> None:
+    result = getter(driver, name)()
+    assert conformance_errors(GETTER_TYPES[name], result) == []
 
 
 def test_bgp_means_the_same(driver: Any) -> None:
@@ -48,7 +54,7 @@ def test_bgp_means_the_same(driver: Any) -> None:
 
 
 def test_host_routes_mean_the_same(driver: Any) -> None:
-    routes = driver.get_host_routes()
+    routes = driver.dpctl.get_host_routes()
     assert routes
     for route in routes:
         assert ipaddress.ip_network(route["prefix"]).prefixlen == 32
@@ -58,13 +64,13 @@ def test_host_routes_mean_the_same(driver: Any) -> None:
 
 
 def test_evpn_es_reports_local_segments_sorted(driver: Any) -> None:
-    segments = driver.get_evpn_es()
+    segments = driver.dpctl.get_evpn_es()
     assert [s["esi"] for s in segments] == sorted(s["esi"] for s in segments)
     assert all(s["interface"] for s in segments)  # remote-only segments have no local port
 
 
 def test_qos_means_the_same(driver: Any) -> None:
-    qos: QosState = driver.get_qos_state()
+    qos: QosState = driver.dpctl.get_qos_state()
     assert qos["ecn"] and all(queues == [3, 4] for queues in qos["ecn"].values())
     if driver.platform == "frr":
         assert qos["pfc"] is None and qos["ecmp_hash"] == "l4"
@@ -115,8 +121,8 @@ def test_frr_lldp_and_host_routes_from_real_frr() -> None:
     leaf, spine = frr_driver("p1-g1-leaf1"), frr_driver("p1-spine1")
     assert leaf.get_lldp_neighbors()["swp3"] == [{"hostname": "p1-spine1", "port": "swp1"}]
     assert spine.get_lldp_neighbors()["swp1"] == [{"hostname": "p1-g1-leaf1", "port": "swp3"}]
-    on_leaf = {r["prefix"]: r for r in leaf.get_host_routes()}
-    on_spine = {r["prefix"]: r for r in spine.get_host_routes()}
+    on_leaf = {r["prefix"]: r for r in leaf.dpctl.get_host_routes()}
+    on_spine = {r["prefix"]: r for r in spine.dpctl.get_host_routes()}
     # the NIC /32 the ARP agent wrote into table 100, imported on the leaf, learnt by the spine
     assert on_leaf["10.100.0.2/32"]["protocol"] == "table"
     assert on_spine["10.100.0.2/32"] == {
@@ -129,12 +135,12 @@ def test_frr_lldp_and_host_routes_from_real_frr() -> None:
 
 
 def test_frr_maintenance_from_real_frr() -> None:
-    assert frr_driver("p1-g1-leaf1").get_maintenance() == {
+    assert frr_driver("p1-g1-leaf1").dpctl.get_maintenance() == {
         "graceful_shutdown": False,
         "isolated": False,
     }
-    assert frr_driver("p1-g1-leaf1-isolated").get_maintenance()["isolated"] is True
-    gshut = frr_driver("p1-spine1-gshut").get_maintenance()
+    assert frr_driver("p1-g1-leaf1-isolated").dpctl.get_maintenance()["isolated"] is True
+    gshut = frr_driver("p1-spine1-gshut").dpctl.get_maintenance()
     assert gshut == {"graceful_shutdown": True, "isolated": False}
 
 

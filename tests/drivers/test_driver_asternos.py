@@ -108,21 +108,21 @@ def test_get_bgp_neighbors_from_klish_json(asternos: Any) -> None:
 
 
 def test_get_host_routes_and_evpn_es(asternos: Any) -> None:
-    assert [r["prefix"] for r in asternos.get_host_routes() if r["protocol"] == "table"] == [
+    assert [r["prefix"] for r in asternos.dpctl.get_host_routes() if r["protocol"] == "table"] == [
         "10.128.0.2/32",
         "10.128.0.3/32",
     ]
-    assert [(e["interface"], e["df"]) for e in asternos.get_evpn_es()] == [
+    assert [(e["interface"], e["df"]) for e in asternos.dpctl.get_evpn_es()] == [
         ("PortChannel1", True),
         ("PortChannel2", False),
     ]
 
 
 def test_get_maintenance(asternos: Any) -> None:
-    assert asternos.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
+    assert asternos.dpctl.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
     isolated = (MOCKED / "asternos" / "show_running_config_isolated.txt").read_text()
     asternos.fake.overrides["show running-config"] = isolated
-    assert asternos.get_maintenance() == {"graceful_shutdown": True, "isolated": True}
+    assert asternos.dpctl.get_maintenance() == {"graceful_shutdown": True, "isolated": True}
 
 
 def test_get_config(asternos: Any) -> None:

@@ -77,10 +77,10 @@ def test_verify_reads_a_switch_in_one_exec_with_the_same_answers() -> None:
 
     single = frr_driver()
     assert state["bgp"] == single.get_bgp_neighbors()["global"]["peers"]
-    assert state["routes"] == single.get_host_routes()
-    assert state["es"] == single.get_evpn_es()
-    assert state["maintenance"] == single.get_maintenance()
-    assert state["qos"] == single.get_qos_state()
+    assert state["routes"] == single.dpctl.get_host_routes()
+    assert state["es"] == single.dpctl.get_evpn_es()
+    assert state["maintenance"] == single.dpctl.get_maintenance()
+    assert state["qos"] == single.dpctl.get_qos_state()
     assert state["interfaces"] == single.get_interfaces()
     assert state["lldp"] == single.get_lldp_neighbors()
 
@@ -96,16 +96,16 @@ def test_batched_reads_fall_back_to_one_command_each_when_the_batch_fails() -> N
 
     driver._run = failing_batch
     state = read_state(driver, "leaf", evpn=True)
-    assert state["routes"] == frr_driver().get_host_routes()
+    assert state["routes"] == frr_driver().dpctl.get_host_routes()
     assert set(driver.fake.commands) == set(VERIFY_READS)  # each read again, alone
 
 
 def test_outside_a_batch_nothing_is_served_from_an_old_read() -> None:
     driver = frr_driver()
-    with driver.batched_reads():
+    with driver.dpctl.batched_reads():
         pass
     driver.fake.overrides["vtysh -c 'show ip route json'"] = "{}"
-    assert driver.get_host_routes() == []
+    assert driver.dpctl.get_host_routes() == []
 
 
 APPLIED = "frr defaults traditional\nrouter bgp 65100\n bgp router-id 10.255.0.3\nexit\n"
@@ -283,7 +283,7 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
     driver.compare_config()
     driver.commit_config()
     driver.rollback()
-    with driver.batched_reads():
+    with driver.dpctl.batched_reads():
         driver.get_bgp_neighbors()
     assert len(sent) > 8
     for command in sent:

@@ -112,7 +112,7 @@ def test_get_lldp_neighbors(sonic: Any) -> None:
 
 
 def test_get_host_routes(sonic: Any) -> None:
-    routes = sonic.get_host_routes()
+    routes = sonic.dpctl.get_host_routes()
     assert [r["prefix"] for r in routes] == [
         "10.0.0.1/32",
         "10.0.0.5/32",
@@ -130,7 +130,7 @@ def test_get_host_routes(sonic: Any) -> None:
 
 
 def test_get_evpn_es(sonic: Any) -> None:
-    assert sonic.get_evpn_es() == [
+    assert sonic.dpctl.get_evpn_es() == [
         {
             "esi": "03:02:dc:00:00:01:01:00:00:01",
             "interface": "PortChannel1",
@@ -149,7 +149,7 @@ def test_get_evpn_es(sonic: Any) -> None:
 
 
 def test_get_maintenance(sonic: Any) -> None:
-    assert sonic.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
+    assert sonic.dpctl.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
 
 
 def test_get_config_bundles_config_db_and_frr(sonic: Any) -> None:

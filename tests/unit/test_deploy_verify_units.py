@@ -189,6 +189,8 @@ class _FakeSwitch:
         self.calls: list[str] = []
         self.committed = False
         self.refresh_fails = refresh_fails
+        self.dpctl = self  # dpctl's operations (driver.dpctl) are this fake's too
+        self.config_asks: list[tuple[str, bool]] = []
 
     def load_replace_candidate(self, config: str) -> None:
         self.calls.append("load")
@@ -200,7 +202,8 @@ class _FakeSwitch:
     def discard_config(self) -> None:
         self.calls.append("discard")
 
-    def get_config(self) -> dict[str, str]:
+    def get_config(self, retrieve: str = "all", sanitized: bool = False) -> dict[str, str]:
+        self.config_asks.append((retrieve, sanitized))
         return {"running": "hostname old\n"}
 
     def get_bgp_neighbors(self) -> dict[str, Any]:
@@ -250,6 +253,18 @@ def test_a_commit_refreshes_the_routes_once_the_sessions_are_up(
     ]  # fmt: skip
     dry = _FakeSwitch()
     assert _deploy_one(dry, dry_run=True).ok and "refresh" not in dry.calls
+
+
+def test_the_backup_a_deploy_saves_is_the_running_config_never_sanitized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollback backup is get_config's running config as the switch runs it (a sanitized
+    one, secrets replaced by placeholders, would restore the placeholders)."""
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    switch = _FakeSwitch()
+    outcome = _deploy_one(switch)
+    assert switch.config_asks == [("running", False)]
+    assert outcome.backup and Path(outcome.backup).read_text() == "hostname old\n"
 
 
 def test_a_refresh_the_switch_refuses_fails_the_post_check_and_rolls_back(

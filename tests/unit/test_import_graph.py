@@ -59,7 +59,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "controller.drivers",
             "controller.platforms.connection_plugin",
-            *(f"{r}.{m}" for r in RECORDS for m in ("driver", "ssh", "changes", "agent", "reads")),
+            *(
+                f"{r}.{m}"
+                for r in RECORDS
+                for m in ("driver", "ssh", "changes", "agent", "reads", "getters", "shell")
+            ),
         ),
     ),
     (

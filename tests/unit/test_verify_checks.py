@@ -139,7 +139,7 @@ def test_maintenance_state_differs_fails(lab: Fabric) -> None:
     state = healthy(lab, "p1-g1-leaf1")
     assert check_maintenance(lab, "p1-g1-leaf1", state, {}).ok
     assert not check_maintenance(lab, "p1-g1-leaf1", state, {"p1-g1-leaf1": "isolated"}).ok
-    recorded = {**state, "maintenance": frr_driver("p1-g1-leaf1-isolated").get_maintenance()}
+    recorded = {**state, "maintenance": frr_driver("p1-g1-leaf1-isolated").dpctl.get_maintenance()}
     assert check_maintenance(lab, "p1-g1-leaf1", recorded, {"p1-g1-leaf1": "isolated"}).ok
     assert not check_maintenance(lab, "p1-g1-leaf1", recorded, {}).ok
 

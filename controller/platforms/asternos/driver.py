@@ -30,6 +30,7 @@ Getters: FRR JSON through klish (``show ip bgp summary json``, ``show ip route j
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ from napalm.base.exceptions import (
 from netmiko import ConnectHandler
 from netmiko.exceptions import ConfigInvalidException
 
-from controller.drivers import common
+from controller.drivers import common, sanitize, standard
 from controller.drivers.bundle import unpack
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
@@ -56,6 +57,10 @@ KEEP = ("interface ethernet", "interface mgmt", "hostname")
 ERROR_PATTERN = r"^\s*%|Error:|Invalid input|Unknown command|Incomplete command|Ambiguous command"
 BASH_PROMPT = r"\$\s*$"
 KLISH_PROMPT = r"#\s*$"
+NO_FULL = (
+    "a klish running-config with defaults is not in AsterNOS's public documents "
+    "(research/asternos-cli.md), and FRR underneath has no `show running-config all`"
+)
 
 
 class CliSession(Protocol):
@@ -173,8 +178,7 @@ class AsterNOSDriver(SonicFamilyDriver):
     def _session_alive(self, session: CliSession) -> bool:
         return session.is_alive()
 
-    @property
-    def session(self) -> CliSession:
+    def _cli(self) -> CliSession:
         session: CliSession = self._require_session()
         return session
 
@@ -182,25 +186,25 @@ class AsterNOSDriver(SonicFamilyDriver):
         return self._bash(commands)
 
     def _show(self, command: str) -> str:
-        output = str(self.session.send_command(command, read_timeout=self.read_timeout))
+        output = str(self._cli().send_command(command, read_timeout=self.read_timeout))
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: `{command}` failed: {output.strip()}")
         return output
 
     def _bash(self, commands: Sequence[str]) -> list[str]:
         """Run commands in the SONiC shell under klish (``system bash``), then go back."""
-        self.session.send_command("system bash", expect_string=BASH_PROMPT)
+        self._cli().send_command("system bash", expect_string=BASH_PROMPT)
         try:
             return [
                 str(
-                    self.session.send_command(
+                    self._cli().send_command(
                         c, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
                     )
                 )
                 for c in commands
             ]
         finally:
-            self.session.send_command("exit", expect_string=KLISH_PROMPT)
+            self._cli().send_command("exit", expect_string=KLISH_PROMPT)
 
     # ---------------------------------------------------------------- candidate
 
@@ -248,7 +252,7 @@ class AsterNOSDriver(SonicFamilyDriver):
 
     def _push(self, commands: list[str]) -> None:
         try:
-            self.session.send_config_set(
+            self._cli().send_config_set(
                 commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
             )
         except ConfigInvalidException as exc:
@@ -284,7 +288,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
             ) from exc
         self._candidate = None
-        self.session.save_config()
+        self._cli().save_config()
 
     def _restore(self, saved: str) -> str:
         try:
@@ -297,9 +301,9 @@ class AsterNOSDriver(SonicFamilyDriver):
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
-        self.session.save_config()
+        self._cli().save_config()
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh through the SONiC shell's bgp container. UNVERIFIED on AsterNOS:
         its documents name no klish command for it (research/asternos-cli.md); the container
         name ``bgp`` is community SONiC's, assumed here as for ``lldp`` above."""
@@ -307,7 +311,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: route refresh failed: {output.strip()}")
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Make the device run a ``show running-config`` text again (a deploy's backup), from
         any session: the same negations + lines a replace commit sends, then ``write``."""
         files = unpack(saved, MAIN_FILE)
@@ -316,7 +320,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
             )
         self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
-        self.session.save_config()
+        self._cli().save_config()
 
     # ----------------------------------------------------------------- getters
 
@@ -326,24 +330,54 @@ class AsterNOSDriver(SonicFamilyDriver):
         full: bool = False,
         sanitized: bool = False,
         format: str = "text",
-    ) -> dict[str, str]:
-        result = {"running": "", "startup": "", "candidate": ""}
-        if retrieve in ("all", "running"):
+    ) -> models.ConfigDict:
+        """klish's ``show running-config`` (a deploy's backup) and ``show startup-config``;
+        the candidate session text. ``sanitized``: FRR's secrets and NAPALM's Cisco-style ones
+        (``snmp-server community``, ``username ... password`` ...) removed
+        (:mod:`controller.drivers.sanitize`)."""
+        standard.check_config_args("asternos", retrieve, full, format, NO_FULL)
+        result: models.ConfigDict = {"running": "", "startup": "", "candidate": ""}
+        if standard.wanted(retrieve, "running"):
             result["running"] = self._running()
-        if retrieve in ("all", "startup"):
+        if standard.wanted(retrieve, "startup"):
             result["startup"] = self._show("show startup-config")
-        if retrieve in ("all", "candidate") and self._candidate is not None:
+        if standard.wanted(retrieve, "candidate") and self._candidate is not None:
             result["candidate"] = self._candidate
+        if sanitized:
+            result = {k: sanitize.klish_text(v) for k, v in result.items()}
         return result
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
+        """klish ``show`` commands (the session stays in klish's exec mode: other commands,
+        ``configure`` or ``system bash``, are refused); the answer is what klish printed."""
+        standard.check_cli_encoding(encoding)
+        refused = [c for c in commands if not c.strip().startswith("show ")]
+        if refused:
+            raise CommandErrorException(
+                f"{self.hostname}: AsterNOS cli runs klish `show` commands only, not {refused}"
+            )
+        return {
+            command: standard.cli_output(
+                command,
+                str(self._cli().send_command(command, read_timeout=self.read_timeout)),
+                encoding,
+            )
+            for command in commands
+        }
+
+    def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
+        """FRR's vtysh in the bgp container, through the SONiC shell (``system bash``): the
+        klish forms of these JSON commands are not in AsterNOS's public documents."""
+        return self._bash([f"sudo -n docker exec bgp vtysh -c {shlex.quote(c)}" for c in commands])
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(common.load_json(self._show("show ip bgp summary json")))
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(common.load_json(self._show("show ip route json")))
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return common.evpn_es(common.load_json(self._show("show evpn es detail json")))
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._running())

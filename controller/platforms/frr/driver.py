@@ -23,7 +23,6 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Iterator, Mapping
@@ -31,7 +30,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import paramiko
-from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     ConnectionException,
@@ -41,8 +39,7 @@ from napalm.base.exceptions import (
 
 from controller.drivers import bundle, common
 from controller.drivers.contract import DpctlDriver
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
-from controller.platforms.frr import FILES, reads
+from controller.platforms.frr import FILES
 from controller.platforms.frr.agent import (
     AGENT_STAMP,
     agent_commands,
@@ -60,6 +57,18 @@ from controller.platforms.frr.changes import (
     rebuild_script,
     strip_running_header,
 )
+from controller.platforms.frr.getters import (
+    BGP_NEIGHBORS,
+    BGP_SUMMARY,
+    EVPN_ES,
+    HASH_POLICY,
+    HOST_ROUTES,
+    LINKS,
+    LLDP,
+    QDISCS,
+    SHOW_RUNNING,
+    FrrGetters,
+)
 from controller.platforms.frr.ssh import JUMPS, Jump, batch_reads, connect, tar
 
 STATE = "/etc/frr/dpctl"
@@ -69,15 +78,6 @@ BUNDLE_FILES = tuple(FILES)
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
 PART = "#### dpctl-part"
-SHOW_RUNNING = "show running-config"
-BGP_SUMMARY = "show bgp vrf all summary json"
-BGP_NEIGHBORS = "show bgp vrf all neighbors json"
-HOST_ROUTES = "show ip route json"
-EVPN_ES = "show evpn es detail json"
-LINKS = "ip -j link show"
-LLDP = "lldpcli -f json show neighbors"
-QDISCS = "tc -j qdisc show"
-HASH_POLICY = "sysctl -n net.ipv4.fib_multipath_hash_policy"
 VERIFY_READS = (
     *(f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS, HOST_ROUTES, EVPN_ES)),
     f"vtysh -c {shlex.quote(SHOW_RUNNING)}",
@@ -88,7 +88,7 @@ VERIFY_READS = (
 )
 
 
-class FrrDriver(DpctlDriver):
+class FrrDriver(FrrGetters, DpctlDriver):
     """optional_args: port, key_file, known_hosts, jump_host, jump_port, jump_username,
     jump_key_file, jump_known_hosts (ProxyJump through a bastion, as the lab's guest)."""
 
@@ -98,7 +98,7 @@ class FrrDriver(DpctlDriver):
         self,
         hostname: str,
         username: str,
-        password: str | None = None,
+        password: str | None,
         timeout: int = 60,
         optional_args: dict[str, Any] | None = None,
     ) -> None:
@@ -162,12 +162,6 @@ class FrrDriver(DpctlDriver):
         command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && {{ {script}\n}}"
         return self._run(command, tar(files))
 
-    def _vtysh(self, command: str) -> str:
-        return self._check(f"vtysh -c {shlex.quote(command)}")
-
-    def _vtysh_json(self, command: str) -> Any:
-        return json.loads(self._vtysh(command) or "{}")
-
     def _reads(self, commands: list[str] | tuple[str, ...]) -> dict[str, str]:
         """Outputs of read-only commands over one exec (``batch_reads``); a reply that does
         not split cleanly (a command failed) is read again one command at a time."""
@@ -175,7 +169,7 @@ class FrrDriver(DpctlDriver):
         return outputs if outputs is not None else {c: self._check(c) for c in commands}
 
     @contextmanager
-    def batched_reads(self) -> Iterator[None]:
+    def _batched_reads(self) -> Iterator[None]:
         """Everything verify's getters read, in one exec; the getters answer from it."""
         self._cache = self._reads(VERIFY_READS)
         try:
@@ -409,10 +403,10 @@ class FrrDriver(DpctlDriver):
         self._apply(files, current, merged=self._merge)
         self._candidate = None
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         self._vtysh(common.REFRESH_ROUTES)
 
-    def rollback_points(self) -> list[str]:
+    def _rollback_points(self) -> list[str]:
         out = self._check(f"ls -1 {STATE}/rollback 2>/dev/null || true")
         return sorted(line for line in out.split() if line)
 
@@ -423,67 +417,16 @@ class FrrDriver(DpctlDriver):
         self._apply(saved, current)
 
     def rollback(self) -> None:
-        points = self.rollback_points()
+        points = self._rollback_points()
         if not points:
             raise ReplaceConfigException(f"{self.hostname}: no rollback point saved")
         self._replace_with(self._stored(f"rollback/{points[-1]}"))
         self._check(f"rm -rf {STATE}/rollback/{points[-1]}")
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Run the files of a ``get_config()["running"]`` bundle again (a deploy's backup)."""
         try:
             files = bundle.unpack(saved, MAIN_FILE)
         except ValueError as exc:
             raise ReplaceConfigException(f"{self.hostname}: bad saved config: {exc}") from None
         self._replace_with(files)
-
-    # -- getters ------------------------------------------------------------------------
-    def get_config(
-        self, retrieve: str = "all", full: bool = False, sanitized: bool = False
-    ) -> dict[str, str]:
-        snap = self._recent_snapshot()
-        running = bundle.pack({**snap.files, MAIN_FILE: snap.running})
-        return {"running": running, "candidate": bundle.pack(self._candidate or {}), "startup": ""}
-
-    def get_facts(self) -> models.FactsDict:
-        hostname = self._check("hostname").strip()
-        uptime = float(self._check("cut -d' ' -f1 /proc/uptime").strip())
-        version = self._vtysh("show version").splitlines()
-        links = json.loads(self._check("ip -j link show") or "[]")
-        return {
-            "hostname": hostname,
-            "fqdn": hostname,
-            "vendor": "Linux",
-            "model": "Linux + FRR",
-            "os_version": version[0].strip() if version else "",
-            "serial_number": "",
-            "uptime": uptime,
-            "interface_list": sorted(str(link["ifname"]) for link in links),
-        }
-
-    def get_interfaces(self) -> dict[str, models.InterfaceDict]:
-        return reads.interfaces(json.loads(self._check(LINKS) or "[]"))
-
-    def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
-        if not self._cache:  # both in one vtysh
-            asks = [f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS)]
-            reads = self._reads(asks)
-            summary, neighbors = (json.loads(reads[c] or "{}") for c in asks)
-            return common.bgp_neighbors(summary, neighbors)
-        return common.bgp_neighbors(self._vtysh_json(BGP_SUMMARY), self._vtysh_json(BGP_NEIGHBORS))
-
-    def _lldp(self) -> Any:
-        return common.load_json(self._check(LLDP) or "{}")
-
-    def get_host_routes(self) -> list[HostRoute]:
-        return common.host_routes(self._vtysh_json(HOST_ROUTES))
-
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
-        return common.evpn_es(self._vtysh_json(EVPN_ES))
-
-    def get_qos_state(self) -> QosState:
-        qdiscs = json.loads(self._check(QDISCS) or "[]")
-        return reads.qos_state(qdiscs, self._check(HASH_POLICY).strip())
-
-    def get_maintenance(self) -> MaintenanceState:
-        return common.maintenance_state(self._vtysh(SHOW_RUNNING))

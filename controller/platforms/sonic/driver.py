@@ -29,24 +29,23 @@ import copy
 import json
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import paramiko
 from napalm.base import models
 from napalm.base.exceptions import (
     CommandErrorException,
     CommitError,
-    ConnectionException,
     MergeConfigException,
     ReplaceConfigException,
 )
 
-from controller.drivers import common
+from controller.drivers import common, sanitize, standard
 from controller.drivers.bundle import BundleError, pack, unpack
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
+from controller.platforms.sonic.shell import ParamikoShell, Shell, ShellFactory
 
 CONFIG_DB = "config_db.json"
 FRR_CONF = "frr.conf"
@@ -55,75 +54,18 @@ FIELD_MERGE_TABLES = frozenset({"DEVICE_METADATA", "PORT"})
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 REMOTE_DIR = "/tmp/dpctl"
 REVERT_UNIT = "dpctl-revert"
+NO_FULL = (
+    "CONFIG_DB (`show runningconfiguration all`) is already the whole configuration, and FRR "
+    "has no running-config with defaults (no `show running-config all`)"
+)
 
 
-class Shell(Protocol):
-    """What the driver needs from a session: run a command (output, exit status), write a file."""
-
-    def run(self, command: str, timeout: float) -> tuple[str, int]: ...
-
-    def put(self, path: str, text: str) -> None: ...
-
-    def is_alive(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-ShellFactory = Callable[..., Shell]
-
-
-class ParamikoShell:
-    """SSH exec channels (exit status per command) + SFTP; unknown host keys are rejected."""
-
-    def __init__(
-        self,
-        hostname: str,
-        username: str,
-        password: str | None,
-        port: int,
-        timeout: float,
-        known_hosts: str | None,
-        key_file: str | None,
-        allow_agent: bool,
-    ) -> None:
-        client = paramiko.SSHClient()
-        if known_hosts:
-            client.load_host_keys(str(Path(known_hosts).expanduser()))
-        else:
-            client.load_system_host_keys()
-        client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        try:
-            client.connect(
-                hostname,
-                port=port,
-                username=username,
-                password=password or None,
-                key_filename=key_file,
-                allow_agent=allow_agent,
-                look_for_keys=key_file is None and allow_agent,
-                timeout=timeout,
-            )
-        except Exception as exc:  # never echo credentials: only the host and the error class
-            raise ConnectionException(
-                f"cannot connect to {hostname}:{port}: {type(exc).__name__}: {exc}"
-            ) from exc
-        self._client = client
-
-    def run(self, command: str, timeout: float) -> tuple[str, int]:
-        _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
-        out = stdout.read().decode(errors="replace") + stderr.read().decode(errors="replace")
-        return out, stdout.channel.recv_exit_status()
-
-    def put(self, path: str, text: str) -> None:
-        with self._client.open_sftp() as sftp, sftp.open(path, "w") as handle:
-            handle.write(text)
-
-    def is_alive(self) -> bool:
-        transport = self._client.get_transport()
-        return bool(transport and transport.is_active())
-
-    def close(self) -> None:
-        self._client.close()
+def _sanitized(files: dict[str, str]) -> dict[str, str]:
+    """A bundle's files with their secrets removed (CONFIG_DB as JSON, FRR as text)."""
+    return {
+        name: sanitize.config_db_text(text) if name == CONFIG_DB else sanitize.frr_text(text)
+        for name, text in files.items()
+    }
 
 
 def target_config_db(running: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
@@ -184,8 +126,7 @@ class SonicDriver(SonicFamilyDriver):
     def _session_alive(self, session: Shell) -> bool:
         return session.is_alive()
 
-    @property
-    def shell(self) -> Shell:
+    def _shell(self) -> Shell:
         shell: Shell = self._require_session()
         return shell
 
@@ -193,7 +134,7 @@ class SonicDriver(SonicFamilyDriver):
         return [self._run(command) for command in commands]
 
     def _run(self, command: str, check: bool = True) -> str:
-        output, status = self.shell.run(command, self.command_timeout)
+        output, status = self._shell().run(command, self.command_timeout)
         if check and status != 0:
             raise CommandErrorException(f"{self.hostname}: `{command}` exited {status}: {output}")
         return output
@@ -214,7 +155,7 @@ class SonicDriver(SonicFamilyDriver):
         """Write a file where FRR's tools can read it; returns that path."""
         path = f"{REMOTE_DIR}/{name}"
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self.shell.put(path, text)
+        self._shell().put(path, text)
         if self.frr_container:
             inside = path.replace("/dpctl/", "/dpctl-")
             self._run(f"sudo -n docker cp {path} {shlex.quote(self.frr_container)}:{inside}")
@@ -309,7 +250,7 @@ class SonicDriver(SonicFamilyDriver):
 
     def _has_frr_reload(self) -> bool:
         if self._frr_reload is None:
-            _, status = self.shell.run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
+            _, status = self._shell().run(self._frr(f"test -x {FRR_RELOAD}"), self.command_timeout)
             self._frr_reload = status == 0
         return self._frr_reload
 
@@ -345,8 +286,8 @@ class SonicDriver(SonicFamilyDriver):
 
     def _replace_config_db(self, path: str, target: dict[str, Any]) -> None:
         self._run(f"mkdir -p {REMOTE_DIR}")
-        self.shell.put(path, dump_config_db(target))
-        output, status = self.shell.run(f"sudo -n config replace {path}", self.command_timeout)
+        self._shell().put(path, dump_config_db(target))
+        output, status = self._shell().run(f"sudo -n config replace {path}", self.command_timeout)
         if status != 0 and "No such command" in output:
             # GCU missing (older images): `config load` merges on top of CONFIG_DB.
             self._run(f"sudo -n config load -y {path}")
@@ -416,11 +357,11 @@ class SonicDriver(SonicFamilyDriver):
             self._run(command)
         self._save()
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh, in the bgp container."""
         self._vtysh(common.REFRESH_ROUTES)
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         """Make the device run a ``get_config()["running"]`` bundle again (a deploy's backup),
         from any session: the saved CONFIG_DB, whole, through ``config replace``; each saved
         FRR daemon file through frr-reload.py (or ``vtysh -f``); then save. The rollback point
@@ -448,23 +389,43 @@ class SonicDriver(SonicFamilyDriver):
         full: bool = False,
         sanitized: bool = False,
         format: str = "text",
-    ) -> dict[str, str]:
-        result = {"running": "", "startup": "", "candidate": ""}
-        if retrieve in ("all", "running"):
+    ) -> models.ConfigDict:
+        """Bundles of ``config_db.json`` and ``frr.conf`` (one section per split-mode daemon):
+        ``running`` the running CONFIG_DB and FRR daemons (a deploy's backup),
+        ``startup`` /etc/sonic/config_db.json and the daemons' saved files, ``candidate``
+        the loaded bundle. ``sanitized``: CONFIG_DB's and FRR's secrets removed
+        (:mod:`controller.drivers.sanitize`)."""
+        standard.check_config_args("sonic", retrieve, full, format, NO_FULL)
+        result: models.ConfigDict = {"running": "", "startup": "", "candidate": ""}
+        clean = _sanitized if sanitized else (lambda files: files)
+        if standard.wanted(retrieve, "running"):
             frr = "".join(f"! >>> {d}\n{self._running_frr(d)}" for d in DAEMONS)
-            result["running"] = pack(
-                {CONFIG_DB: dump_config_db(self._running_config_db()), FRR_CONF: frr}
-            )
-        if retrieve in ("all", "startup"):
+            db = dump_config_db(self._running_config_db())
+            result["running"] = pack(clean({CONFIG_DB: db, FRR_CONF: frr}))
+        if standard.wanted(retrieve, "startup"):
             saved = common.load_json(self._run("cat /etc/sonic/config_db.json"))
             frr = "".join(
                 f"! >>> {d}\n{self._run(f'sudo -n cat /etc/sonic/frr/{d}', check=False)}"
                 for d in DAEMONS
             )
-            result["startup"] = pack({CONFIG_DB: dump_config_db(saved), FRR_CONF: frr})
-        if retrieve in ("all", "candidate") and self._candidate is not None:
-            result["candidate"] = pack(self._candidate)
+            result["startup"] = pack(clean({CONFIG_DB: dump_config_db(saved), FRR_CONF: frr}))
+        if standard.wanted(retrieve, "candidate") and self._candidate is not None:
+            result["candidate"] = pack(clean(self._candidate))
         return result
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, str | dict[str, Any]]:
+        """Each command in SONiC's shell (its ``show`` CLI, vtysh through ``docker exec``...);
+        the answer is what it printed, a failing command's included."""
+        standard.check_cli_encoding(encoding)
+        return {
+            command: standard.cli_output(
+                command, self._shell().run(command, self.command_timeout)[0], encoding
+            )
+            for command in commands
+        }
+
+    def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
+        return [self._vtysh(command) for command in commands]
 
     def get_bgp_neighbors(self) -> dict[str, models.BGPStateNeighborsPerVRFDict]:
         return common.bgp_neighbors(
@@ -472,11 +433,11 @@ class SonicDriver(SonicFamilyDriver):
             self._vtysh_json("show bgp vrf all neighbors json"),
         )
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return common.host_routes(self._vtysh_json("show ip route json"))
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return common.evpn_es(self._vtysh_json("show evpn es detail json"))
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return common.maintenance_state(self._vtysh("show running-config"))

@@ -87,20 +87,20 @@ class ToyDriver(DpctlDriver):
     def _lldp(self) -> Any:
         return {}
 
-    def get_host_routes(self) -> list[HostRoute]:
+    def _get_host_routes(self) -> list[HostRoute]:
         return []
 
-    def get_evpn_es(self) -> list[EthernetSegmentState]:
+    def _get_evpn_es(self) -> list[EthernetSegmentState]:
         return []
 
-    def get_maintenance(self) -> MaintenanceState:
+    def _get_maintenance(self) -> MaintenanceState:
         return {"graceful_shutdown": False, "isolated": False}
 
-    def get_qos_state(self) -> QosState:
+    def _get_qos_state(self) -> QosState:
         return {"pfc": None, "ecn": {}, "ecmp_hash": None}
 
-    def restore_config(self, saved: str) -> None:
+    def _restore_config(self, saved: str) -> None:
         (self.folder / RUNNING).write_text(saved)
 
-    def refresh_bgp_routes(self) -> None:
+    def _refresh_bgp_routes(self) -> None:
         return None
