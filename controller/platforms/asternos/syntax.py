@@ -54,13 +54,12 @@ class Verdict:
     action: str | None = None
     enters: str | None = None
     returns: bool = False
+    plain: bool = field(init=False)
+    """A line that fits a form, in range, and leaves the CLI mode as it is."""
 
-    @property
-    def plain(self) -> bool:
-        """A line that fits a form, in range, and leaves the CLI mode as it is."""
-        return self.form is not None and not (
-            self.out_of_range or self.action or self.enters or self.returns
-        )
+    def __post_init__(self) -> None:
+        moves = self.out_of_range or self.action or self.enters or self.returns
+        object.__setattr__(self, "plain", self.form is not None and not moves)
 
 
 Forms = dict[str, tuple[Form, ...]]
@@ -77,20 +76,19 @@ class _Learned:
 
     def __init__(self, forms: Forms) -> None:
         self.forms = forms
-        self.lines: dict[str, dict[str, tuple[Verdict, bool]]] = {}
-        """mode -> line -> (its verdict, verdict.plain)."""
+        self.lines: dict[str, dict[str, Verdict]] = {}
+        """mode -> line -> its verdict (most are shared: no object per line for the GC)."""
         self.candidates: dict[tuple[str, str], tuple[Form, ...]] = {}
         self.by_form: dict[int, Verdict] = {}
 
-    def mode(self, mode: str) -> dict[str, tuple[Verdict, bool]]:
+    def mode(self, mode: str) -> dict[str, Verdict]:
         return self.lines.setdefault(mode, {})
 
-    def verdict(self, mode: str, line: str) -> tuple[Verdict, bool]:
+    def verdict(self, mode: str, line: str) -> Verdict:
         table = self.mode(mode)
         known = table.get(line)
         if known is None:
-            verdict = self.judge(mode, line)
-            known = table[line] = (verdict, verdict.plain)
+            known = table[line] = self.judge(mode, line)
         return known
 
     def judge(self, mode: str, line: str) -> Verdict:
@@ -163,15 +161,15 @@ def _fast_session(lines: list[str], forms: Forms) -> SessionReport | None:
     learned = _learned_for(forms)
     stack = ["exec"]
     mode = "exec"
+    by_mode = learned.lines
     table = learned.mode(mode)
     configured = False
     seen: list[Verdict] = []
     append = seen.append
     for line in lines:
-        known = table.get(line) or learned.verdict(mode, line)
-        verdict = known[0]
+        verdict = table.get(line) or learned.verdict(mode, line)
         append(verdict)
-        if known[1]:
+        if verdict.plain:
             continue
         if verdict.form is None or verdict.out_of_range:
             return None
@@ -187,7 +185,7 @@ def _fast_session(lines: list[str], forms: Forms) -> SessionReport | None:
             configured = configured or (mode == "exec" and verdict.enters == "config")
             stack.append(verdict.enters)
         mode = stack[-1]
-        table = learned.mode(mode)
+        table = by_mode.get(mode) or learned.mode(mode)
     if stack != ["exec"] or not configured:
         return None
     return _counted(Counter(seen))
@@ -218,7 +216,7 @@ def _walk_session(text: str, forms: Forms) -> SessionReport:
             continue
         report.lines += 1
         mode = stack[-1]
-        verdict = learned.verdict(mode, line)[0]
+        verdict = learned.verdict(mode, line)
         if verdict.form is None:
             report.errors.append(f"line {number}: no {mode} form in the table: {line!r}")
             continue
