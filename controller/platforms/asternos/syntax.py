@@ -85,17 +85,26 @@ class _Learned:
         return self.lines.setdefault(mode, {})
 
     def verdict(self, mode: str, line: str) -> Verdict:
+        """The verdict of a stripped line (neither blank nor a comment) in ``mode``."""
         table = self.mode(mode)
         known = table.get(line)
         if known is None:
             known = table[line] = self.judge(mode, line)
         return known
 
+    def add(self, table: dict[str, Verdict], mode: str, raw: str) -> Verdict:
+        """The verdict of a line as rendered (indented, or blank or a comment: SKIP), kept in
+        the mode's ``table`` under that line too, so the fast path never strips."""
+        line = raw.strip()
+        verdict = SKIP if not line or line[0] == "!" else self.verdict(mode, line)
+        table[raw] = verdict
+        return verdict
+
     def judge(self, mode: str, line: str) -> Verdict:
-        for form in self.forms_for(mode, line.split(" ", 1)[0]):
+        for form in self.forms_for(mode, line.partition(" ")[0]):
             match = form.pattern.match(line)
             if match:
-                out_of_range = _out_of_range(form, match)
+                out_of_range = _out_of_range(form, match) if form.ranges else ()
                 if out_of_range:
                     return _verdict_of(form, out_of_range)
                 shared = self.by_form.get(id(form))
@@ -116,6 +125,8 @@ class _Learned:
         return found
 
 
+SKIP = Verdict(None)
+"""A blank line or a comment: not a command, not counted."""
 _learned: dict[int, _Learned] = {}
 
 
@@ -150,11 +161,10 @@ def check_session(text: str, forms: Forms | None = None) -> SessionReport:
     A session without faults (the rule) takes the fast path, which only counts; any fault
     sends the session through the line-numbered walk that words the errors."""
     forms = default_forms() if forms is None else forms
-    lines = [s for s in map(str.strip, text.splitlines()) if s and s[0] != "!"]
-    return _fast_session(lines, forms) or _walk_session(text, forms)
+    return _fast_session(text, forms) or _walk_session(text, forms)
 
 
-def _fast_session(lines: list[str], forms: Forms) -> SessionReport | None:
+def _fast_session(text: str, forms: Forms) -> SessionReport | None:
     """The report of a session without faults, or None at its first fault (a line that fits
     no form or is out of range, a wrong exit, a session not ending in exec mode or not
     entering config). Same counts as the walk; no line numbers, so a tight loop."""
@@ -166,10 +176,10 @@ def _fast_session(lines: list[str], forms: Forms) -> SessionReport | None:
     configured = False
     seen: list[Verdict] = []
     append = seen.append
-    for line in lines:
-        verdict = table.get(line) or learned.verdict(mode, line)
+    for line in text.splitlines():
+        verdict = table.get(line) or learned.add(table, mode, line)
         append(verdict)
-        if verdict.plain:
+        if verdict.plain or verdict is SKIP:
             continue
         if verdict.form is None or verdict.out_of_range:
             return None
@@ -188,7 +198,9 @@ def _fast_session(lines: list[str], forms: Forms) -> SessionReport | None:
         table = by_mode.get(mode) or learned.mode(mode)
     if stack != ["exec"] or not configured:
         return None
-    return _counted(Counter(seen))
+    counts = Counter(seen)
+    counts.pop(SKIP, None)
+    return _counted(counts)
 
 
 def _counted(counts: Counter[Verdict]) -> SessionReport:
