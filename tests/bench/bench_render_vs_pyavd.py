@@ -29,7 +29,9 @@ checker's first look at each distinct line are inside it).
 Printed: ms/device (wall and CPU) for each side and stage, the ratio pyavd / dpctl for the
 whole pipeline (inputs + facts + per-device config) and for the per-device part alone, and
 the time of a whole ``dpctl render`` process (start-up, imports and writing 384 files
-included).
+included). dpctl's figures are the median of ``--repeat`` fresh runs per platform (5;
+interleaved, with their range): on this shared machine one 2-second run can be 1.5x another,
+while pyavd's single run lasts minutes and averages the noise out.
 
 Run: python tests/bench/bench_render_vs_pyavd.py [--platforms asternos sonic frr] [--quick]
 (``--quick``: a 16-switch pyavd fabric, to try the bench; its figure is not comparable.)
@@ -155,6 +157,22 @@ def dpctl_render_process() -> tuple[float, float]:
     return wall, cpu
 
 
+def dpctl_runs(platforms: list[str], repeat: int) -> dict[str, dict[str, Any]]:
+    """Each platform's worker ``repeat`` times, interleaved; per platform the run with the
+    median total (its stages kept together), with the range of the totals."""
+    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in platforms}
+    for _ in range(repeat):
+        for platform in platforms:
+            runs[platform].append(run_json([sys.executable, __file__, "--worker", platform]))
+    chosen = {}
+    for platform, results in runs.items():
+        ordered = sorted(results, key=lambda r: per_device(r, "wall"))
+        median = ordered[len(ordered) // 2]
+        median["range"] = [per_device(ordered[0], "wall"), per_device(ordered[-1], "wall")]
+        chosen[platform] = median
+    return chosen
+
+
 def per_device(figures: dict[str, Any], kind: str, stages: list[str] | None = None) -> float:
     seconds = figures[kind]
     return 1000 * sum(seconds[s] for s in stages or seconds) / figures["devices"]
@@ -171,6 +189,9 @@ def print_side(name: str, figures: dict[str, Any]) -> None:
         f"{figures['lines_per_device']:.0f} lines/device, a leaf {figures['leaf_lines']}, "
         f"{figures['peak_rss_mb']:.0f} MB)\n{'':18s} per stage, ms/device wall/CPU: {stages}"
     )
+    if "range" in figures:
+        low, high = figures["range"]
+        print(f"{'':18s} the median of {figures['runs']} runs; their range {low:.2f}-{high:.2f}")
 
 
 def print_ratios(name: str, dpctl: dict[str, Any], pyavd: dict[str, Any]) -> None:
@@ -189,6 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--platforms", nargs="+", default=["asternos", "sonic", "frr"])
     parser.add_argument("--quick", action="store_true", help="a small pyavd fabric (try-out)")
+    parser.add_argument("--repeat", type=int, default=5, help="dpctl runs per platform")
     parser.add_argument("--pyavd", default="pyavd", help="pip requirement for the venv")
     parser.add_argument("--max-load", type=float, default=1.0, help="wait for a quieter machine")
     parser.add_argument("--wait", type=float, default=300, help="longest wait for --max-load")
@@ -204,8 +226,10 @@ def main() -> None:
         time.sleep(10)
     print(f"{time.strftime('%F %T')}, {os.cpu_count()} cores, pinned to core {core()}, "
           f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
-    dpctl = {p: run_json([sys.executable, __file__, "--worker", p]) for p in args.platforms}
-    wall, cpu = dpctl_render_process()
+    dpctl = dpctl_runs(args.platforms, args.repeat)
+    for figures in dpctl.values():
+        figures["runs"] = args.repeat
+    wall, cpu = sorted(dpctl_render_process() for _ in range(args.repeat))[args.repeat // 2]
     python = pyavd_python(args.pyavd)
     quick = ["--groups", "1", "--rails", "4", "--spines", "4", "--servers", "16"]
     pyavd = run_json([str(python), str(PYAVD_SCRIPT), *(quick if args.quick else [])])
@@ -216,8 +240,9 @@ def main() -> None:
         print_side(f"dpctl ({platform})", figures)
     devices = next(iter(dpctl.values()))["devices"]
     print(
-        f"dpctl render process (the example as it is, AsterNOS, files written): {wall:.2f} s "
-        f"wall, {cpu:.2f} s CPU = {1000 * wall / devices:.2f} ms/device wall"
+        f"dpctl render process (the example as it is, AsterNOS, files written; median of "
+        f"{args.repeat}): {wall:.2f} s wall, {cpu:.2f} s CPU = {1000 * wall / devices:.2f} "
+        "ms/device wall"
     )
     for platform, figures in dpctl.items():
         print_ratios(platform, figures, pyavd)
