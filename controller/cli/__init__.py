@@ -1,8 +1,9 @@
 """The `dpctl` command line: one module per command, imported only when that command runs.
 
 ``dpctl --help`` lists the commands from :data:`COMMANDS` (name, module, one-line summary)
-without importing any of them, so asking for help or the version costs Python, typer and
-this file; ``dpctl plan`` imports what sizing needs, not the drivers, the lab or Ansible.
+without importing any of them, so asking for the version costs Python, typer and this file,
+and help adds typer's rich formatting; ``dpctl plan`` imports what sizing needs, not the
+drivers, the lab or Ansible (docs/benchmarks.md, "CLI start-up").
 Only this package prints; the library returns data or raises typed errors.
 """
 
@@ -17,7 +18,13 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from controller import __version__
-from controller.cli.output import EXIT_CODES_HELP
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 done (all checks passed); 1 a check or a device failed (verify, deploy, "
+    "drain, undrain, rollback, hosts); 2 bad input or refused (an invalid intent or option, "
+    "missing credentials, a refused drain, a deploy already running) — nothing was changed."
+)
+"""The group's epilog (here, not in the output module: ``dpctl --version`` imports no rich)."""
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "plan": (

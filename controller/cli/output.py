@@ -18,12 +18,6 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 done (all checks passed); 1 a check or a device failed (verify, deploy, "
-    "drain, undrain, rollback, hosts); 2 bad input or refused (an invalid intent or option, "
-    "missing credentials, a refused drain, a deploy already running) — nothing was changed."
-)
-
 
 def live_enabled(console: Console, as_json: bool) -> bool:
     """Progress only for a person at a terminal: not with --json, not in CI."""

@@ -8,7 +8,7 @@ config.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -141,7 +141,30 @@ def render_checked(
     """Render the selected switches (a plane, one device, or all) and check them."""
     names = select_devices(fabric, plane, device)
     check_fabric_features(fabric)  # refuse before building anything
-    return render_configs(fabric, structured_configs(fabric, names, maintenance), validate)
+    return render_configs(fabric, _BuiltInTurn(fabric, names, maintenance or {}), validate)
+
+
+class _BuiltInTurn(Mapping[str, DeviceConfig]):
+    """The named switches' structured configurations, each built when rendering reaches it
+    and let go after: all 384 DeviceConfig trees of the 16,384-GPU example alive at once made
+    the cyclic GC scan them again and again (a fifth of the render's time)."""
+
+    def __init__(
+        self, fabric: Fabric, names: list[str], maintenance: Mapping[str, Maintenance]
+    ) -> None:
+        self.fabric, self.names, self.maintenance = fabric, names, maintenance
+        self.known = set(names)
+
+    def __getitem__(self, name: str) -> DeviceConfig:
+        if name not in self.known:
+            raise KeyError(name)
+        return build_device(self.fabric, name, self.maintenance.get(name, "none"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def render_fabric(
