@@ -658,6 +658,8 @@ def lab_up(
         f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}{kernel}) in "
         f"{timings.get('up_s', '?')} s; servers: {len(result.get('servers', {}))} provisioned"
     )
+    if result.get("substrate"):
+        out.print(f"  substrate {result['substrate']}: {result.get('substrate_reason', '')}")
     for control in sorted({str(v) for v in result.get("servers", {}).values()} - {"provisioned"}):
         out.print(f"  servers: {control}")
 

@@ -57,11 +57,11 @@ def lab_access(state_dir: Path) -> Access | None:
         "key_file": str(state.key_path),
         "known_hosts": str(state.known_hosts),
     }
-    if state.guest_port:
+    if state.jump:
         args.update(
             {
-                "jump_host": "127.0.0.1",
-                "jump_port": state.guest_port,
+                "jump_host": state.jump[0],
+                "jump_port": state.jump[1],
                 "jump_username": "root",
                 "jump_key_file": str(state.key_path),
                 "jump_known_hosts": str(state.known_hosts),

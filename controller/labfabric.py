@@ -223,6 +223,7 @@ def bring_up(
     ``progress`` is told each phase as it starts."""
     prefix = prefix or lab_prefix()
     from controller.lab import LabError, up
+    from controller.lab.substrate import label as substrate_label
 
     try:
         if progress:
@@ -241,6 +242,8 @@ def bring_up(
     return {
         "name": state.name,
         "mode": state.mode,
+        "substrate": substrate_label(state.substrate),
+        "substrate_reason": state.substrate_reason,
         "kernel": state.kernel,
         "timings": state.timings,
         "servers": servers,
