@@ -686,7 +686,7 @@ def lab_status(
     if as_json:
         print_json(report)
         return
-    table = Table(title=f"lab {name} ({report.get('mode')})")
+    table = Table(title=f"lab {name} ({report.get('substrate') or report.get('mode')})")
     for col in ("node", "role", "plane", "running", "state", "ssh"):
         table.add_column(col)
     for node, info in report["nodes"].items():
