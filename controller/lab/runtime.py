@@ -49,9 +49,9 @@ def up(
     if not re.fullmatch(r"[A-Za-z0-9_./+-]+", str(sdir)):
         raise LabError(f"state dir path must be plain (no spaces or quotes): {sdir}")
     validate(topology, prefix)
+    choice = _choose(mode, substrate_name, prefix)  # a bad or impossible one changes nothing
     _refuse_running(sdir)
     sdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    choice = _choose(mode, substrate_name, prefix)
     state = _initial_state(topology, sdir, prefix, choice)
     t0 = time.monotonic()
     try:

@@ -17,6 +17,7 @@ from controller.lab import kernel, substrate, uml
 from controller.lab.errors import LabSetupError
 from controller.lab.guest import pid_alive
 from controller.lab.state import LabState
+from tests.conftest import INVENTORY, run_json
 
 PREFIX = "dps-"
 
@@ -180,3 +181,20 @@ def test_down_leaves_another_labs_uml_alone(
     removed = uml.UmlSubstrate().stop(other, None, PREFIX)
     assert removed.taps_removed == [] and proc.poll() is None
     assert Path(f"/sys/class/net/{uml.tap_name(PREFIX, sdir)}").exists()
+
+
+@pytest.mark.parametrize("value", ["docker", "TCG", "uml,tcg"])
+def test_lab_up_with_a_bad_variable_fails_and_makes_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str
+) -> None:
+    """`dpctl lab up` refuses the variable before it creates anything: exit 2, the variable
+    and the accepted names in the message, no state folder."""
+    monkeypatch.setenv(substrate.ENV_VAR, value)
+    monkeypatch.setenv("DPCTL_LAB_DIR", str(tmp_path / "labs"))
+    monkeypatch.setenv("DPCTL_LAB_PREFIX", PREFIX)
+    code, out = run_json("lab", "up", "-f", str(INVENTORY / "lab-dual-arp.yaml"))
+    assert code == 2 and out["ok"] is False
+    reason = out["error"]["reason"]
+    assert f"DPCTL_LAB_SUBSTRATE={value.strip()!r} is not a lab substrate" in reason
+    assert "native, kvm, uml or tcg" in reason
+    assert not (tmp_path / "labs").exists()
