@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -170,16 +171,21 @@ def wait_guest_ssh(
 
 
 def _console_tail(key_path: Path, lines: int = 15) -> str:
-    """Last lines of QEMU's log and the guest console (removed after a failed up)."""
+    """Last lines of QEMU's log and the guest console (removed after a failed up), without a
+    kernel panic's stack dump, which would hide the init's own ``dpl: ...`` reason."""
     out = ""
     for name in ("qemu.log", "console.log"):
         try:
             text = (key_path.parent / "guest" / name).read_text(errors="replace")
         except OSError:
             continue
-        if text.strip():
-            out += f"\n--- {name} (tail) ---\n" + "\n".join(text.splitlines()[-lines:])
+        kept = [line for line in text.splitlines() if not _STACK_LINE.match(line)]
+        if kept:
+            out += f"\n--- {name} (tail) ---\n" + "\n".join(kept[-lines:])
     return out
+
+
+_STACK_LINE = re.compile(r"\s*(\[<[0-9a-f]+>\]|Call Trace:|Stack:$|([0-9a-f]{8} ){3}[0-9a-f]{8}$)")
 
 
 def _banner(host: str, port: int) -> bool:

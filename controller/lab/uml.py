@@ -214,10 +214,17 @@ def write_init(state_dir: Path) -> Path:
     return gdir / "uml-init"
 
 
+# The PID namespace's init: a shell that runs the UML kernel and ends with it. Were the kernel
+# the init, its abort() on a panic (a failed guest init) would be ignored (a namespace's init
+# gets no signal it has no handler for) and the process would hang instead of ending.
+LAUNCH = ("sh", "-c", f'{UML} "$@"; exit $?')
+
+
 def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> list[str]:
-    """``unshare --pid --kill-child linux.uml ...``: the guest and every process of it live
-    in a PID namespace that ends with the UML kernel. ``dplstate=`` marks it as this lab's
-    (unknown kernel words reach init as environment variables)."""
+    """``unshare --pid --kill-child sh -c 'linux.uml "$@"; ...' linux.uml ...``: the guest
+    and every process of it live in a PID namespace that ends with the UML kernel.
+    ``dplstate=`` marks it as this lab's (unknown kernel words reach init as environment
+    variables)."""
     sdir = state.path
     udir = uml_dir(sdir)
     udir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -225,6 +232,7 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
         "unshare",
         "--pid",
         "--kill-child",
+        *LAUNCH,
         UML,
         f"mem={memory_mb}M",
         "root=/dev/root",
@@ -244,15 +252,14 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
 
 
 def is_our_uml(pid: int, state_dir: Path) -> bool:
-    """The process is this lab's UML (its ``unshare`` or a ``linux.uml`` process of it)."""
+    """The process is this lab's UML: its ``unshare``, the namespace's shell, or a
+    ``linux.uml`` process (the kernel, and each guest process's host process)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    names = [os.path.basename(a) for a in argv[:4]]
-    uml = UML.encode()
-    launched = names[0] == uml or (names[0] == b"unshare" and uml in names)
-    return launched and f"dplstate={state_dir}".encode() in argv
+    launched = os.path.basename(argv[0]) in (UML.encode(), b"unshare", b"sh")
+    return launched and UML.encode() in argv and f"dplstate={state_dir}".encode() in argv
 
 
 def our_uml_pids(state_dir: Path, state: LabState | None) -> list[int]:

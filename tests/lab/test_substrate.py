@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from controller.lab import kernel, substrate, uml
-from controller.lab.errors import LabSetupError
+from controller.lab.errors import GuestBootError, LabSetupError
 from controller.lab.guest import pid_alive
 from controller.lab.state import LabState
 from tests.conftest import INVENTORY, run_json
@@ -105,7 +105,8 @@ def test_the_uml_command_line(tmp_path: Path) -> None:
     state = LabState("x", "dpl-", "guest", str(tmp_path), "172.30.0.0/24", "172.30.0.1")
     (tmp_path / "guest").mkdir()
     cmd = uml.uml_command(state, "dpl-u12ab30", "169.254.3.2", 1536)
-    assert cmd[:4] == ["unshare", "--pid", "--kill-child", "linux.uml"]
+    assert cmd[:7] == ["unshare", "--pid", "--kill-child", "sh", "-c", *cmd[5:6], "linux.uml"]
+    assert cmd[5] == 'linux.uml "$@"; exit $?'  # not exec: the shell stays the namespace's init
     # this machine's root, read-only; an init of the lab's own from the state folder
     assert {"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro"} <= set(cmd)
     assert f"init={tmp_path}/guest/uml-init" in cmd and f"dplstate={tmp_path}" in cmd
@@ -198,3 +199,34 @@ def test_lab_up_with_a_bad_variable_fails_and_makes_nothing(
     assert f"DPCTL_LAB_SUBSTRATE={value.strip()!r} is not a lab substrate" in reason
     assert "native, kvm, uml or tcg" in reason
     assert not (tmp_path / "labs").exists()
+
+
+def test_a_guest_whose_init_fails_ends_at_once_naming_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A UML guest whose init fails panics; its process must end (the namespace's init is a
+    shell, not the kernel, whose abort would be ignored) so lab up reports it at once with
+    the console's last lines, instead of waiting out the boot timeout; nothing is left."""
+    _root_with_tun()
+    try:
+        uml.check_prerequisites()
+    except LabSetupError as exc:
+        pytest.skip(str(exc))
+    broken = uml.STAGE2.replace('modprobe ipv6 || fail "ipv6"', 'fail "stage 2 stopped here"')
+    assert broken != uml.STAGE2
+    monkeypatch.setattr(uml, "STAGE2", broken)
+    sdir = tmp_path / "state"
+    (sdir / "guest").mkdir(parents=True)
+    (sdir / "id_ed25519").write_bytes(b"")
+    state = LabState("x", PREFIX, "guest", str(sdir), "172.30.0.0/24", "172.30.0.1")
+    sub = uml.UmlSubstrate()
+    started = time.monotonic()
+    try:
+        sub.start(state, 512)
+        with pytest.raises(GuestBootError, match=r"(?s)exited during boot.*stage 2 stopped here"):
+            sub.wait_ready(state, timeout=120)
+        assert time.monotonic() - started < 60
+    finally:
+        removed = sub.stop(sdir, state, PREFIX)
+    assert removed.taps_removed == [uml.tap_name(PREFIX, sdir)]
+    assert not any(uml.is_our_uml(p, sdir) for p in uml.all_pids())
