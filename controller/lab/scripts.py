@@ -1,8 +1,8 @@
 """Shell scripts that build, inspect and remove a lab (one script per step).
 
-The same scripts run inside the QEMU guest (over SSH, ``sh -s``) or on a capable host.
-Every exec costs ~65 ms under TCG, so links are made with ``ip -batch`` and per-node
-work runs in parallel background jobs.
+The same scripts run inside the lab's guest (over SSH, ``sh -s``) or on a capable host.
+Every exec costs ~65 ms under TCG and 15-30 ms in the UML guest, so links are made with
+``ip -batch`` and per-node work runs in parallel background jobs.
 """
 
 from __future__ import annotations
