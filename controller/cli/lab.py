@@ -88,6 +88,8 @@ def lab_up(
         f"[green]lab up[/] {built.intent.name} ({result.get('mode', runtime)}{kernel}) in "
         f"{timings.get('up_s', '?')} s; servers: {len(result.get('servers', {}))} provisioned"
     )
+    if result.get("substrate"):
+        out.print(f"  substrate {result['substrate']}: {result.get('substrate_reason', '')}")
     for control in sorted({str(v) for v in result.get("servers", {}).values()} - {"provisioned"}):
         out.print(f"  servers: {control}")
 
@@ -106,7 +108,7 @@ def _status(ctx: typer.Context, fabric: Path, state_dir: Path | None) -> tuple[s
 
 
 def status_table(name: str, report: dict[str, Any]) -> Table:
-    table = Table(title=f"lab {name} ({report.get('mode')})")
+    table = Table(title=f"lab {name} ({report.get('substrate') or report.get('mode')})")
     for col in ("node", "role", "plane", "running", "state", "ssh"):
         table.add_column(col)
     for node, info in report["nodes"].items():

@@ -52,12 +52,15 @@ def lab_down_text(name: str, report: Mapping[str, Any]) -> str:
     """``{'guest_stopped': [4553], 'namespaces_removed': []}`` in words."""
     guests = list(report.get("guest_stopped") or [])
     namespaces = list(report.get("namespaces_removed") or [])
+    taps = list(report.get("taps_removed") or [])
     parts = []
     if guests:
         pids = ", ".join(str(p) for p in guests)
-        parts.append(f"stopped the lab guest (QEMU pid {pids})")
+        parts.append(f"stopped the lab guest (pid {pids})")
     if namespaces:
         parts.append(f"removed {len(namespaces)} namespace(s): {', '.join(map(str, namespaces))}")
+    if taps:
+        parts.append(f"removed tap {', '.join(map(str, taps))}")
     if not parts:
         return f"lab {name}: nothing was running; state files cleaned up"
     return f"lab {name} down: " + "; ".join(parts)

@@ -1,4 +1,5 @@
-"""Lab runtime: namespaces + veth cables + FRR + sshd per node, in a QEMU guest if needed.
+"""Lab runtime: namespaces + veth cables + FRR + sshd per node, on the first substrate this
+machine can run (natively, or in a KVM, User-Mode Linux or QEMU TCG guest: ``substrate``).
 
 Public API::
 

@@ -51,11 +51,12 @@ class LabTraffic:
 
 
 def _jump(state: LabState) -> dict[str, Any]:
-    if not state.guest_port:
+    if state.jump is None:
         return {}
+    host, port = state.jump
     return {
-        "jump_host": "127.0.0.1",
-        "jump_port": state.guest_port,
+        "jump_host": host,
+        "jump_port": port,
         "jump_username": "root",
         "jump_key_file": str(state.key_path),
         "jump_known_hosts": str(state.known_hosts),

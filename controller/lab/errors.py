@@ -16,7 +16,11 @@ class LabSetupError(LabError):
 
 
 class GuestBootError(LabError):
-    """The QEMU guest did not boot or its sshd never answered."""
+    """The lab's guest did not boot or its sshd never answered."""
+
+
+class GuestStartClash(GuestBootError):
+    """The guest could not take its address or port (taken meanwhile): starting again may work."""
 
 
 class LabCommandError(LabError):

@@ -1,7 +1,8 @@
 """Run scripts in the lab's root namespace and open TCP paths to node mgmt addresses.
 
-``GuestExecutor`` talks to the QEMU guest over SSH (127.0.0.1:PORT); ``LocalExecutor``
-is used when the host kernel can hold the lab itself.
+``GuestExecutor`` talks to the lab's guest over SSH (QEMU's 127.0.0.1:PORT, or the UML
+guest's address on its tap); ``LocalExecutor`` is used when the host kernel can hold the lab
+itself.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _drain(chan: paramiko.Channel) -> tuple[str, str]:
 
 
 class GuestExecutor:
-    """Root namespace of the QEMU guest, through its forwarded SSH port."""
+    """Root namespace of the lab's guest, through its sshd."""
 
     def __init__(self, client: paramiko.SSHClient) -> None:
         self.client = client

@@ -20,6 +20,7 @@ from controller.facts import Fabric, Server
 from controller.lab.errors import LabError
 from controller.lab.runtime import down, up
 from controller.lab.session import LabSession
+from controller.lab.substrate import label as substrate_label
 from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_addresses
 from controller.resources import collection_dir, collection_python
 from controller.servers import (
@@ -239,6 +240,8 @@ def bring_up(
     return {
         "name": state.name,
         "mode": state.mode,
+        "substrate": substrate_label(state.substrate),
+        "substrate_reason": state.substrate_reason,
         "kernel": state.kernel,
         "timings": state.timings,
         "servers": servers,

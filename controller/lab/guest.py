@@ -1,9 +1,13 @@
-"""The QEMU (TCG) guest that hosts the lab when the host kernel lacks bonding/VLAN/VRF."""
+"""The QEMU guest (KVM or TCG) that hosts the lab when the host kernel lacks bonding/VLAN/VRF.
+
+Also what every guest substrate shares: the guest sshd's files, waiting for it, connecting.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,14 +16,17 @@ from pathlib import Path
 
 import paramiko
 
-from controller.lab.errors import GuestBootError
-from controller.lab.kernel import GuestKernel, kvm_usable, require_tools
+from controller.lab.errors import GuestBootError, GuestStartClash, LabError
+from controller.lab.executor import Executor, GuestExecutor
+from controller.lab.kernel import GuestKernel, guest_kernel, require_tools
 from controller.lab.keys import known_hosts_line, write_keypair, write_private
+from controller.lab.state import GUEST_HOST, LabState, Removed
 
 QEMU = "qemu-system-x86_64"
 GUEST_ADDR = "10.0.2.15"
+"""The QEMU guest's address on its user-mode network (kernel.py's stage 2 sets it)."""
+# No ListenAddress: each substrate's guest init passes its own address to sshd.
 GUEST_SSHD_CONFIG = """\
-ListenAddress {addr}
 HostKey /run/dpl/state/guest/host_key
 AuthorizedKeysFile /run/dpl/state/guest/authorized_keys
 PermitRootLogin prohibit-password
@@ -51,16 +58,22 @@ def prepare_guest_files(state_dir: Path, client_pubkey: str) -> str:
     gdir.mkdir(mode=0o700, exist_ok=True)
     host_pub = write_keypair(gdir / "host_key")
     write_private(gdir / "authorized_keys", client_pubkey + "\n")
-    write_private(gdir / "sshd_config", GUEST_SSHD_CONFIG.format(addr=GUEST_ADDR), 0o644)
+    write_private(gdir / "sshd_config", GUEST_SSHD_CONFIG, 0o644)
     return host_pub
 
 
 def qemu_command(
-    kernel: GuestKernel, state_dir: Path, port: int, memory_mb: int, cpus: int, prefix: str
+    kernel: GuestKernel,
+    state_dir: Path,
+    port: int,
+    memory_mb: int,
+    cpus: int,
+    prefix: str,
+    accel: str = "tcg",
 ) -> list[str]:
     """The QEMU command line: host / over 9p read-only, user net restricted, 127.0.0.1 only.
     The process is named after the lab's prefix, so it is recognisable as the lab's own."""
-    accel = "kvm" if kvm_usable() else "tcg,thread=multi"
+    accel = "kvm" if accel == "kvm" else "tcg,thread=multi"
     append = f"console=ttyS0 panic=-1 quiet mitigations=off tsc=reliable dplstate={state_dir}"
     return [
         QEMU,
@@ -105,11 +118,19 @@ def start_guest(
     prefix: str,
     memory_mb: int = 2048,
     cpus: int = 2,
+    accel: str = "tcg",
 ) -> int:
     """Launch QEMU detached (own session) and return its PID."""
     require_tools(QEMU)
-    cmd = qemu_command(kernel, state_dir, port, memory_mb, cpus, prefix)
-    log = open(state_dir / "guest" / "qemu.log", "wb")  # noqa: SIM115 - handed to the child
+    cmd = qemu_command(kernel, state_dir, port, memory_mb, cpus, prefix, accel)
+    pid = launch(cmd, state_dir / "guest" / "qemu.log")
+    (state_dir / "guest" / "qemu.pid").write_text(f"{pid}\n")
+    return pid
+
+
+def launch(cmd: list[str], log_path: Path) -> int:
+    """Start ``cmd`` detached (own session, stdin closed, output to ``log_path``); its PID."""
+    log = open(log_path, "wb")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(
             cmd,
@@ -121,50 +142,56 @@ def start_guest(
         )
     finally:
         log.close()
-    (state_dir / "guest" / "qemu.pid").write_text(f"{proc.pid}\n")
     return proc.pid
 
 
 def wait_guest_ssh(
-    pid: int, port: int, key_path: Path, known_hosts: Path, timeout: float
+    pid: int, host: str, port: int, key_path: Path, known_hosts: Path, timeout: float
 ) -> paramiko.SSHClient:
-    """Poll until the guest's sshd accepts our key; fail early if QEMU died."""
+    """Poll until the guest's sshd accepts our key; fail early if the guest's process died."""
     deadline = time.monotonic() + timeout
     last = "no attempt"
     while time.monotonic() < deadline:
         if not pid_alive(pid):
-            raise GuestBootError(f"QEMU (pid {pid}) exited during boot{_console_tail(key_path)}")
-        if not _banner(port):
-            time.sleep(0.5)
+            raise GuestBootError(
+                f"the lab guest (pid {pid}) exited during boot{_console_tail(key_path)}"
+            )
+        if not _banner(host, port):
+            time.sleep(0.2)
             continue
         try:
-            return connect_guest(port, key_path, known_hosts, timeout=5.0)
+            return connect_guest(host, port, key_path, known_hosts, timeout=5.0)
         except (OSError, paramiko.SSHException, EOFError) as exc:
             last = f"{type(exc).__name__}: {exc}"
         time.sleep(0.5)
     raise GuestBootError(
-        f"guest sshd not answering on 127.0.0.1:{port} after {timeout:.0f}s ({last})"
+        f"guest sshd not answering on {host}:{port} after {timeout:.0f}s ({last})"
         f"{_console_tail(key_path)}"
     )
 
 
 def _console_tail(key_path: Path, lines: int = 15) -> str:
-    """Last lines of QEMU's log and the guest console (removed after a failed up)."""
+    """Last lines of QEMU's log and the guest console (removed after a failed up), without a
+    kernel panic's stack dump, which would hide the init's own ``dpl: ...`` reason."""
     out = ""
     for name in ("qemu.log", "console.log"):
         try:
             text = (key_path.parent / "guest" / name).read_text(errors="replace")
         except OSError:
             continue
-        if text.strip():
-            out += f"\n--- {name} (tail) ---\n" + "\n".join(text.splitlines()[-lines:])
+        kept = [line for line in text.splitlines() if not _STACK_LINE.match(line)]
+        if kept:
+            out += f"\n--- {name} (tail) ---\n" + "\n".join(kept[-lines:])
     return out
 
 
-def _banner(port: int) -> bool:
+_STACK_LINE = re.compile(r"\s*(\[<[0-9a-f]+>\]|Call Trace:|Stack:$|([0-9a-f]{8} ){3}[0-9a-f]{8}$)")
+
+
+def _banner(host: str, port: int) -> bool:
     """True once the guest's sshd sends its banner (slirp accepts then drops before)."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2.0) as sock:
+        with socket.create_connection((host, port), timeout=2.0) as sock:
             sock.settimeout(3.0)
             return sock.recv(8).startswith(b"SSH-")
     except OSError:
@@ -172,7 +199,7 @@ def _banner(port: int) -> bool:
 
 
 def connect_guest(
-    port: int, key_path: Path, known_hosts: Path, timeout: float = 10.0
+    host: str, port: int, key_path: Path, known_hosts: Path, timeout: float = 10.0
 ) -> paramiko.SSHClient:
     """An SSH client logged in to the guest (host key checked against ``known_hosts``)."""
     client = paramiko.SSHClient()
@@ -180,7 +207,7 @@ def connect_guest(
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
     try:
         client.connect(
-            "127.0.0.1",
+            host,
             port=port,
             username="root",
             key_filename=str(key_path),
@@ -199,8 +226,11 @@ def connect_guest(
     return client
 
 
-def guest_known_hosts_line(port: int, host_pub: str) -> str:
-    return known_hosts_line("127.0.0.1", port, host_pub)
+def write_guest_known_hosts(state: LabState) -> None:
+    """The guest's own host key as the only entry (the nodes' follow after the build)."""
+    assert state.guest_port is not None
+    pub = write_keypair(state.path / "guest" / "host_key")
+    state.known_hosts.write_text(known_hosts_line(state.guest_host, state.guest_port, pub))
 
 
 def pid_alive(pid: int) -> bool:
@@ -230,7 +260,7 @@ def is_our_qemu(pid: int, state_dir: Path) -> bool:
     return (
         bool(argv)
         and argv[0].endswith(QEMU.encode())
-        and f"dplstate={state_dir}".encode() in b" ".join(argv)
+        and f"dplstate={state_dir}".encode() in b" ".join(argv).split()
     )
 
 
@@ -243,17 +273,96 @@ def stop_guest(pid: int, state_dir: Path, timeout: float = 10.0) -> bool:
             os.kill(pid, sig)
         except ProcessLookupError:
             return True
-        _reap(pid)
+        reap(pid)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            _reap(pid)
+            reap(pid)
             if not pid_alive(pid):
                 return True
             time.sleep(0.1)
     return not pid_alive(pid)
 
 
-def _reap(pid: int) -> None:
+def reap(pid: int) -> None:
     """Collect the exit status if QEMU is our child (same process that ran up())."""
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def our_qemu_pids(sdir: Path, state: LabState | None) -> list[int]:
+    """QEMU processes started for this state dir (recorded PID, pid file, or cmdline)."""
+    pids: set[int] = set()
+    if state and state.guest_pid:
+        pids.add(state.guest_pid)
+    with contextlib.suppress(OSError, ValueError):
+        pids.add(int((sdir / "guest" / "qemu.pid").read_text().strip()))
+    pids.update(all_pids())
+    return sorted(p for p in pids if is_our_qemu(p, sdir))
+
+
+def all_pids() -> list[int]:
+    return [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()]
+
+
+def _port_clash(sdir: Path) -> bool:
+    try:
+        return b"Could not set up host forwarding" in (sdir / "guest" / "qemu.log").read_bytes()
+    except OSError:
+        return False
+
+
+class QemuSubstrate:
+    """A QEMU guest: the stock Debian kernel (setup.sh), this machine's / over 9p read-only
+    with a tmpfs overlay, sshd forwarded to 127.0.0.1:PORT. ``kvm`` only with real vmx/svm;
+    ``tcg`` emulates (the last resort: each exec ~65 ms, lab-facts)."""
+
+    def __init__(self, accel: str) -> None:
+        self.name = accel
+        self._kernel: GuestKernel | None = None
+
+    def prepare(self) -> str:
+        require_tools(QEMU)
+        self._kernel = guest_kernel()
+        return self._kernel.version
+
+    def start(self, state: LabState, memory_mb: int) -> None:
+        kern = self._kernel or guest_kernel()
+        port = free_port()
+        state.guest_host, state.guest_port = GUEST_HOST, port
+        write_guest_known_hosts(state)
+        cpus = 2
+        state.guest_pid = start_guest(
+            kern, state.path, port, state.prefix, memory_mb, cpus, self.name
+        )
+
+    def wait_ready(self, state: LabState, timeout: float) -> Executor:
+        assert state.guest_pid is not None and state.guest_port is not None
+        try:
+            client = wait_guest_ssh(
+                state.guest_pid,
+                state.guest_host,
+                state.guest_port,
+                state.key_path,
+                state.known_hosts,
+                timeout,
+            )
+        except LabError as exc:
+            if not pid_alive(state.guest_pid) and _port_clash(state.path):
+                raise GuestStartClash(f"port {state.guest_port} taken: {exc}") from None
+            raise
+        return GuestExecutor(client)
+
+    def executor(self, state: LabState) -> Executor:
+        if state.guest_port is None:
+            raise LabError("lab state has no guest port")
+        client = connect_guest(
+            state.guest_host, state.guest_port, state.key_path, state.known_hosts
+        )
+        return GuestExecutor(client)
+
+    def is_ours(self, pid: int, state_dir: Path) -> bool:
+        return is_our_qemu(pid, state_dir)
+
+    def stop(self, state_dir: Path, state: LabState | None, prefix: str) -> Removed:
+        pids = our_qemu_pids(state_dir, state)
+        return Removed(guest_stopped=[p for p in pids if stop_guest(p, state_dir)])

@@ -257,7 +257,8 @@ for t in 1 2 3; do
     echo $((1024 << (t * 2))) > /proc/sys/net/$f/neigh/default/gc_thresh$t
   done
 done
-/usr/sbin/sshd -f /run/dpl/state/guest/sshd_config -E /run/dpl/guest-sshd.log
+/usr/sbin/sshd -f /run/dpl/state/guest/sshd_config -o ListenAddress=10.0.2.15 \\
+  -E /run/dpl/guest-sshd.log
 echo "dpl: guest ready"
 while :; do sleep 3600; done
 """

@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 import paramiko
 
-from controller.lab import guest, kernel, scripts
+from controller.lab import guest, scripts, substrate
 from controller.lab.errors import LabCommandError, LabError, LabStateError, LabTimeoutError
-from controller.lab.executor import Executor, GuestExecutor, LocalExecutor
+from controller.lab.executor import Executor
 from controller.lab.keys import known_hosts_line, write_keypair
 from controller.lab.session import LabSession, open_executor
-from controller.lab.state import STATE_FILE, LabState, Mode, NodeState, load_state
-from controller.lab.topology import (
-    LabTopology,
-    mgmt_addresses,
-    mgmt_bridge,
-    namespace,
-    validate,
-)
+from controller.lab.state import STATE_FILE, LabState, NodeState, Removed, load_state
+from controller.lab.topology import LabTopology, mgmt_addresses, namespace, validate
 
 DEFAULT_PREFIX = "dpl-"
 GUEST_STATE_PATH = "/run/dpl/state"  # where the guest sees the state dir (see kernel.py)
@@ -39,6 +31,7 @@ def up(
     prefix: str = DEFAULT_PREFIX,
     mode: Literal["auto", "guest", "native"] = "auto",
     memory_mb: int | None = None,
+    substrate_name: str | None = None,
     boot_timeout: float = 180.0,
     ready_timeout: float = 120.0,
     frr_timeout: float = 240.0,
@@ -48,16 +41,18 @@ def up(
     """Build and start the lab; on any failure everything started is removed again.
 
     FRR starts with an empty configuration (factory state). Returns the saved state, once
-    every node answers on SSH and every switch's FRR runs.
+    every node answers on SSH and every switch's FRR runs. The machine is the first
+    substrate this one can run (:mod:`controller.lab.substrate`), ``substrate_name`` or
+    DPCTL_LAB_SUBSTRATE when given; ``mode`` "guest" skips native, "native" forces it.
     """
     sdir = Path(state_dir).resolve()
     if not re.fullmatch(r"[A-Za-z0-9_./+-]+", str(sdir)):
         raise LabError(f"state dir path must be plain (no spaces or quotes): {sdir}")
     validate(topology, prefix)
+    choice = _choose(mode, substrate_name, prefix)  # a bad or impossible one changes nothing
     _refuse_running(sdir)
     sdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    chosen: Mode = _choose_mode(mode, prefix)
-    state = _initial_state(topology, sdir, prefix, chosen)
+    state = _initial_state(topology, sdir, prefix, choice)
     t0 = time.monotonic()
     try:
         node_keys = _write_keys(state)
@@ -116,20 +111,20 @@ def _refuse_running(sdir: Path) -> None:
         old = load_state(sdir)
     except LabStateError:
         return
-    if old.mode == "guest" and old.guest_pid and guest.is_our_qemu(old.guest_pid, sdir):
+    if old.guest_pid and substrate.of_state(old).is_ours(old.guest_pid, sdir):
         raise LabError(f"a lab is already up in {sdir}: run down first")
     down(sdir, prefix=old.prefix)  # stale leftovers of a crashed run
 
 
-def _choose_mode(mode: str, prefix: str) -> Mode:
-    if mode == "guest":
-        return "guest"
-    if mode == "native":
-        return "native"
-    return "native" if kernel.host_is_capable(prefix) else "guest"
+def _choose(mode: str, name: str | None, prefix: str) -> substrate.Choice:
+    if name is None and mode == "native":
+        name = "native"
+    return substrate.choose(prefix, forced=name, guest_only=mode == "guest")
 
 
-def _initial_state(topo: LabTopology, sdir: Path, prefix: str, mode: Mode) -> LabState:
+def _initial_state(
+    topo: LabTopology, sdir: Path, prefix: str, choice: substrate.Choice
+) -> LabState:
     bridge_ip, addrs, _ = mgmt_addresses(topo)
     nodes = {
         n.name: NodeState(
@@ -144,11 +139,13 @@ def _initial_state(topo: LabTopology, sdir: Path, prefix: str, mode: Mode) -> La
     return LabState(
         name=topo.name,
         prefix=prefix,
-        mode=mode,
+        mode="native" if choice.name == "native" else "guest",
         state_dir=str(sdir),
         mgmt_subnet=topo.mgmt_subnet,
         mgmt_bridge_ip=bridge_ip,
         nodes=nodes,
+        substrate=choice.name,
+        substrate_reason=choice.reason,
     )
 
 
@@ -164,58 +161,20 @@ def _write_keys(state: LabState) -> dict[str, str]:
 def _start_machine(
     state: LabState, topo: LabTopology, memory_mb: int | None, boot_timeout: float
 ) -> Executor:
-    if state.mode == "native":
-        state.kernel = platform.release()
-        state.save()
-        return LocalExecutor()
-    kern = kernel.guest_kernel()
-    state.kernel = kern.version
-    mem = memory_mb or max(1024, 768 + 64 * len(topo.nodes))
-    hung: list[str] = []
-    for _attempt in range(3):  # the free port can be taken between probe and bind
-        port = guest.free_port()
-        _write_guest_known_hosts(state, port)
-        pid = guest.start_guest(kern, state.path, port, state.prefix, memory_mb=mem)
-        state.guest_pid, state.guest_port = pid, port
-        state.save()
-        try:
-            client = guest.wait_guest_ssh(
-                pid, port, state.key_path, state.known_hosts, boot_timeout
-            )
-            return GuestExecutor(client)
-        except LabError as exc:
-            if guest.pid_alive(pid) and not hung:
-                # A guest whose sshd never answered while QEMU ran (once in CI, 2026-12-01:
-                # 180 s, nothing on the console; the same lab then booted in 118 s): stop
-                # that QEMU and boot once more; a second hang is an error naming both.
-                hung.append(str(exc))
-                guest.stop_guest(pid, state.path)
-                continue
-            if hung:
-                raise LabError(f"{exc} (the boot before it hung too: {hung[0]})") from None
-            if guest.pid_alive(pid) or not _port_clash(state.path):
-                raise
-    raise LabError("could not start QEMU (port clashes)")
-
-
-def _port_clash(sdir: Path) -> bool:
-    try:
-        return b"Could not set up host forwarding" in (sdir / "guest" / "qemu.log").read_bytes()
-    except OSError:
-        return False
-
-
-def _write_guest_known_hosts(state: LabState, port: int) -> None:
-    pub = write_keypair(state.path / "guest" / "host_key")
-    state.known_hosts.write_text(known_hosts_line("127.0.0.1", port, pub))
+    sub = substrate.of_state(state)
+    state.kernel = sub.prepare()
+    state.save()
+    return substrate.boot(
+        sub, state, memory_mb or substrate.memory_mb(len(topo.nodes)), boot_timeout
+    )
 
 
 def _write_known_hosts(state: LabState, node_keys: dict[str, str]) -> None:
     """Publish node host keys (by mgmt IP) next to the guest's entry."""
     lines = []
-    if state.guest_port is not None:
+    if state.jump is not None:
         pub = write_keypair(state.path / "guest" / "host_key")
-        lines.append(known_hosts_line("127.0.0.1", state.guest_port, pub))
+        lines.append(known_hosts_line(*state.jump, pub))
     lines += [known_hosts_line(n.mgmt_ip, 22, node_keys[name]) for name, n in state.nodes.items()]
     state.known_hosts.write_text("".join(lines))
 
@@ -242,10 +201,10 @@ def _build(
 def status(state_dir: Path | str) -> dict[str, Any]:
     """Lab, guest and per-node liveness; nodes are ``running`` when netns+sshd(+FRR) live."""
     state = load_state(Path(state_dir).resolve())
-    jump = f"127.0.0.1:{state.guest_port}" if state.guest_port else None
+    jump = f"{state.jump[0]}:{state.jump[1]}" if state.jump else None
+    sub = substrate.of_state(state)
     guest_alive = bool(
-        state.mode == "native"
-        or (state.guest_pid and guest.is_our_qemu(state.guest_pid, state.path))
+        state.mode == "native" or (state.guest_pid and sub.is_ours(state.guest_pid, state.path))
     )
     live = _node_liveness(state) if guest_alive else {}
     nodes = {
@@ -264,6 +223,9 @@ def status(state_dir: Path | str) -> dict[str, Any]:
     return {
         "name": state.name,
         "mode": state.mode,
+        "substrate": substrate.LABELS.get(sub.name, sub.name),
+        "substrate_reason": state.substrate_reason,
+        "kernel": state.kernel,
         "prefix": state.prefix,
         "guest": {"pid": state.guest_pid, "alive": guest_alive, "ssh": jump},
         "known_hosts": str(state.known_hosts),
@@ -290,8 +252,8 @@ def _node_liveness(state: LabState) -> dict[str, bool]:
 def down(state_dir: Path | str, prefix: str | None = None) -> dict[str, Any]:
     """Remove everything of the lab in ``state_dir``; idempotent, works after a crash.
 
-    Without a state file it still finds our QEMU (its command line names this state
-    dir) and host namespaces named with ``prefix``.
+    Without a state file it still finds our guest (its command line names this state dir),
+    its tap (named from the prefix and the folder) and host namespaces named with ``prefix``.
     """
     sdir = Path(state_dir).resolve()
     try:
@@ -299,43 +261,15 @@ def down(state_dir: Path | str, prefix: str | None = None) -> dict[str, Any]:
     except LabStateError:
         state = None
     prefix = state.prefix if state else (prefix or DEFAULT_PREFIX)
-    report: dict[str, Any] = {"guest_stopped": [], "namespaces_removed": []}
-    for pid in _our_qemu_pids(sdir, state):
-        if guest.stop_guest(pid, sdir):
-            report["guest_stopped"].append(pid)
-    report["namespaces_removed"] = _remove_host_namespaces(prefix, state)
+    removed = Removed()
+    for sub in substrate.cleaners():
+        removed.add(sub.stop(sdir, state, prefix))
     _remove_state_files(sdir)
-    return report
-
-
-def _our_qemu_pids(sdir: Path, state: LabState | None) -> list[int]:
-    """QEMU processes started for this state dir (recorded PID, pid file, or cmdline)."""
-    pids: set[int] = set()
-    if state and state.guest_pid:
-        pids.add(state.guest_pid)
-    with contextlib.suppress(OSError, ValueError):
-        pids.add(int((sdir / "guest" / "qemu.pid").read_text().strip()))
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            pids.add(int(entry.name))
-    return sorted(p for p in pids if guest.is_our_qemu(p, sdir))
-
-
-def _remove_host_namespaces(prefix: str, state: LabState | None) -> list[str]:
-    """Native-mode leftovers: only namespaces named with our prefix on this host."""
-    try:
-        out = subprocess.run(
-            ["ip", "netns", "list"], capture_output=True, text=True, check=False
-        ).stdout
-    except OSError:
-        return []
-    names = [line.split()[0] for line in out.splitlines() if line.strip()]
-    ours = [n for n in names if n.startswith(prefix)]
-    bridge_exists = Path(f"/sys/class/net/{mgmt_bridge(prefix)}").exists()
-    if not ours and not bridge_exists and not Path(scripts.run_dir(prefix)).exists():
-        return []
-    LocalExecutor().run_script(scripts.teardown_script(prefix, ours), timeout=120.0)
-    return ours
+    return {
+        "guest_stopped": removed.guest_stopped,
+        "namespaces_removed": removed.namespaces_removed,
+        "taps_removed": removed.taps_removed,
+    }
 
 
 def _remove_state_files(sdir: Path) -> None:

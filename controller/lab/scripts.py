@@ -1,8 +1,8 @@
 """Shell scripts that build, inspect and remove a lab (one script per step).
 
-The same scripts run inside the QEMU guest (over SSH, ``sh -s``) or on a capable host.
-Every exec costs ~65 ms under TCG, so links are made with ``ip -batch`` and per-node
-work runs in parallel background jobs.
+The same scripts run inside the lab's guest (over SSH, ``sh -s``) or on a capable host.
+Every exec costs ~65 ms under TCG and 15-30 ms in the UML guest, so links are made with
+``ip -batch`` and per-node work runs in parallel background jobs.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from controller.lab.topology import (
     namespace,
 )
 
-FRRINIT = "/usr/lib/frr/frrinit.sh"
 SYSLOG_SINK = Path(__file__).with_name("syslog_sink.py")
 NEIGH_THRESH = {1: 4096, 2: 16384, 3: 32768}
 NODE_SSHD_CONFIG = """\
@@ -44,36 +43,76 @@ Subsystem sftp internal-sftp
 # FRR's init script always adds zebra and staticd; each extra daemon costs ~1 s of
 # guest CPU per switch at start under TCG.
 DEFAULT_FRR_DAEMONS = ("bgpd", "bfdd")
+FRR_BIN = "/usr/lib/frr"
+# frrcommon.sh's DAEMONS, in its order (zebra first): the order the lab starts them in.
+FRR_ORDER = (
+    *("zebra", "bgpd", "ripd", "ripngd", "ospfd", "ospf6d", "isisd", "babeld", "pimd", "pim6d"),
+    *("ldpd", "nhrpd", "eigrpd", "sharpd", "pbrd", "staticd", "bfdd", "fabricd", "vrrpd", "pathd"),
+)
+FRR_PROFILE = "traditional"  # frrcommon.sh's default profile (`-F`)
+# zebra -r keeps its routes in the kernel when it stops and -K 120 keeps the routes it finds
+# at start for 120 s (FRR user guide, "Zebra": --retain, --graceful_restart). Measured
+# (tests/bench/bench_frr_restart.py, README "FRR restart on a leaf, measured"): with BGP
+# graceful restart on, a flow out through a leaf whose bgpd crashed and whose FRR then
+# restarted lost nothing; without -K, 23.6 s.
+# A planned restart gains nothing from either: bgpd withdraws its routes as it stops.
+ZEBRA_OPTIONS = "-A 127.0.0.1 -s 90000000 -r -K 120"
+# A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
+# default; watchfrr then kills it. (A daemon that dies is started again by watchfrr's
+# default restart: a bgpd killed with -9 ran again within 4 s, host FRR 8.4, 2026-12-02.)
+WATCHFRR_OPTIONS = "--netns -t 600 -T 60"
+# bfdd at real-time priority (frrcommon.sh runs "<daemon>_wrap" before the binary).
+# In the TCG guest a deploy's frr-reload and the probe flows starved it past its
+# 900 ms detection time: 12 BFD session-down events over the 8 switches (a failed
+# session counts at both its ends) in 5 min of deploys under probe flows, each taking
+# a healthy switch's BGP sessions and routes with it (4.5 s of loss on a flow through
+# a leaf nobody touched); 0 under the same load with this (one run each).
+# A real switch's BFD does not compete with the control plane like this.
+BFDD_WRAP = "/usr/bin/chrt --fifo 50"
 
 
-def frr_daemons_file(daemons: tuple[str, ...]) -> str:
-    """The pathspace ``daemons`` file: only ``daemons`` enabled, watchfrr joins the netns."""
+def frr_daemon_options(daemons: tuple[str, ...]) -> dict[str, str]:
+    """Every daemon a switch runs (zebra, staticd and ``daemons``) -> its options, in
+    frrcommon.sh's order."""
     for d in daemons:
         if not re.fullmatch(r"[a-z0-9]{2,10}d", d) or d in ("zebra", "staticd", "watchfrr"):
             raise LabError(f"not an optional FRR daemon: {d!r}")
+    wanted = {"zebra", "staticd", *daemons}
+    ordered = [d for d in FRR_ORDER if d in wanted] + sorted(wanted - set(FRR_ORDER))
+    return {d: ZEBRA_OPTIONS if d == "zebra" else "-A 127.0.0.1" for d in ordered}
+
+
+def frr_daemons_file(daemons: tuple[str, ...]) -> str:
+    """The pathspace ``daemons`` file: only ``daemons`` enabled, watchfrr joins the netns.
+    watchfrr's restarts (``watchfrr.sh``) start daemons from it; the lab's own first start
+    (:func:`frr_start_command`) uses the same options."""
+    options = frr_daemon_options(daemons)
     lines = [f"{d}=yes" for d in daemons]
-    # zebra -r keeps its routes in the kernel when it stops and -K 120 keeps the routes it finds
-    # at start for 120 s (FRR user guide, "Zebra": --retain, --graceful_restart). Measured
-    # (tests/bench/bench_frr_restart.py, README "FRR restart on a leaf, measured"): with BGP
-    # graceful restart on, a flow out through a leaf whose bgpd crashed and whose FRR then
-    # restarted lost nothing; without -K, 23.6 s.
-    # A planned restart gains nothing from either: bgpd withdraws its routes as it stops.
-    lines += ["vtysh_enable=yes", 'zebra_options="  -A 127.0.0.1 -s 90000000 -r -K 120"']
-    lines += [f'{d}_options="-A 127.0.0.1"' for d in ("staticd", *daemons)]
-    # A TCG guest on a busy 2-core host can stall a daemon for longer than watchfrr's 90 s
-    # default; watchfrr then kills it. (A daemon that dies is started again by watchfrr's
-    # default restart: a bgpd killed with -9 ran again within 4 s, host FRR 8.4, 2026-12-02.)
-    lines.append('watchfrr_options="--netns -t 600 -T 60"')
+    lines += ["vtysh_enable=yes", f'frr_profile="{FRR_PROFILE}"']
+    lines += [f'{d}_options="{opts}"' for d, opts in options.items()]
+    lines.append(f'watchfrr_options="{WATCHFRR_OPTIONS}"')
     if "bfdd" in daemons:
-        # bfdd at real-time priority (frrcommon.sh runs "<daemon>_wrap" before the binary).
-        # In the TCG guest a deploy's frr-reload and the probe flows starved it past its
-        # 900 ms detection time: 12 BFD session-down events over the 8 switches (a failed
-        # session counts at both its ends) in 5 min of deploys under probe flows, each taking
-        # a healthy switch's BGP sessions and routes with it (4.5 s of loss on a flow through
-        # a leaf nobody touched); 0 under the same load with this (one run each).
-        # A real switch's BFD does not compete with the control plane like this.
-        lines.append('bfdd_wrap="/usr/bin/chrt --fifo 50"')
+        lines.append(f'bfdd_wrap="{BFDD_WRAP}"')
     return "\n".join(lines) + "\n"
+
+
+def frr_start_command(ns: str, daemons: tuple[str, ...]) -> str:
+    """Start a switch's FRR at factory state as ``frrinit.sh start NS`` would, without its
+    shell machinery: each daemon in the namespace (``-d`` returns once it is up), then
+    watchfrr, which finds them all up and watches them (restarting one that dies through
+    ``watchfrr.sh``, as after frrinit). frrinit.sh's per-daemon ``vtysh -b`` has nothing to
+    load from an empty frr.conf. In the UML guest this halves the guest CPU of an FRR start
+    (4.0 s to 2.0 s per switch, process accounting, 2026-12-06): frrinit.sh and watchfrr.sh
+    source the LSB init functions and run about 30 small commands per switch."""
+    options = frr_daemon_options(daemons)
+    starts = []
+    for d, opts in options.items():
+        wrap = f"{BFDD_WRAP} " if d == "bfdd" else ""
+        starts.append(f"{wrap}{FRR_BIN}/{d} -N {ns} -d -F {FRR_PROFILE} {opts}")
+    watchfrr = (
+        f"{FRR_BIN}/watchfrr -N {ns} -d -F {FRR_PROFILE} {WATCHFRR_OPTIONS} {' '.join(options)}"
+    )
+    return f"nsenter --net=/run/netns/{ns} sh -c {q(' && '.join(starts))}; exec {watchfrr}"
 
 
 VTYSH_CONF = "service integrated-vtysh-config\n"
@@ -256,15 +295,18 @@ def _node_start(plan: BuildPlan, node: LabNode) -> str:
     log = f"{run}/log/{name}"
     out = ""
     if node.kind == "switch":
-        frr = f"hostname {name}; exec {FRRINIT} start {ns}"
+        frr = f"hostname {name}; {frr_start_command(ns, plan.frr_daemons)}"
         out += f"unshare -u sh -c {q(frr)} > {log}-frr.log 2>&1 &\n"
     steps = [f"hostname {name}"]
     if node.kind == "switch":
         steps += [f"mount --bind /etc/frr/{ns} /etc/frr", f"mount --bind /run/frr/{ns} /run/frr"]
     if plan.lldpd and node.ports:
         steps += _lldpd_steps(run, node)
+    # -r: a connection is served by a fork of the listener, not a new exec of sshd (~0.2 s of
+    # guest CPU each in the UML guest, where a page fault costs ~0.1-0.3 ms; deploy and verify
+    # open one per switch, lab up one per node)
     steps.append(
-        f"exec /usr/sbin/sshd -f {run}/sshd_config -h {run}/keys/{name} "
+        f"exec /usr/sbin/sshd -r -f {run}/sshd_config -h {run}/keys/{name} "
         f"-o ListenAddress={addrs[name]} -o PidFile={run}/{name}.sshd.pid "
         f"-E {log}-sshd.log"
     )
@@ -288,7 +330,8 @@ def _lldpd_steps(run: str, node: LabNode) -> list[str]:
 def status_script(nodes: list[tuple[str, str, bool]], prefix: str) -> str:
     """Print ``name ns sshd frr`` (1/0) per node; ``nodes`` is (name, ns, is_switch)."""
     run = run_dir(prefix)
-    lines = ['alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }']
+    # the shell's own read, not cat: each exec costs 15-65 ms in a guest, 12+ a poll
+    lines = ['alive() { p=; [ -f "$1" ] && read -r p < "$1" && kill -0 "$p" 2>/dev/null; }']
     for name, ns, is_switch in nodes:
         frr = (
             f"alive /run/frr/{ns}/watchfrr.pid && alive /run/frr/{ns}/bgpd.pid && f=1"

@@ -13,25 +13,16 @@ from typing import Any
 import paramiko
 
 from controller.lab.errors import LabCommandError, LabError, LabTimeoutError
-from controller.lab.executor import (
-    Executor,
-    GuestExecutor,
-    LocalExecutor,
-    NodeSock,
-    exec_over_ssh,
-)
-from controller.lab.guest import connect_guest
+from controller.lab.executor import Executor, NodeSock, exec_over_ssh
 from controller.lab.scripts import syslog_path
 from controller.lab.state import LabState, load_state
 
 
 def open_executor(state: LabState) -> Executor:
     """An executor for the lab's root namespace (guest over SSH, or the host)."""
-    if state.mode == "native":
-        return LocalExecutor()
-    if state.guest_port is None:
-        raise LabError("lab state has no guest port")
-    return GuestExecutor(connect_guest(state.guest_port, state.key_path, state.known_hosts))
+    from controller.lab.substrate import of_state
+
+    return of_state(state).executor(state)
 
 
 class LabSession:

@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
 # Install what the dpctl lab runtime needs (idempotent; Debian 12, run as root).
-#  - apt packages: FRR, QEMU, busybox-static, sshd, lldpd, iproute2, procps
-#  - a stock Debian kernel for the QEMU guest, unpacked into a cache dir (never
+#  - apt packages: FRR, sshd, lldpd, iproute2, procps, and the default substrate's own:
+#    User-Mode Linux (`user-mode-linux`: the lab's kernel run as a process of this machine)
+#  - for a QEMU guest (DPCTL_LAB_SUBSTRATE=tcg or kvm, or when this machine cannot run UML):
+#    QEMU, busybox-static, and a stock Debian kernel unpacked into a cache dir (never
 #    installed into /boot): apt-get download + dpkg -x + depmod -b.
-# Environment: DPCTL_KERNEL_CACHE (default /var/cache/dpctl/kernel); DPCTL_LAB_KERNEL, the
-# Debian package of the guest's kernel (default linux-image-amd64, 6.1 on Debian 12; e.g.
+# Environment: DPCTL_LAB_SUBSTRATE (native, kvm, uml, tcg: what `dpctl lab` will force);
+# DPCTL_KERNEL_CACHE (default /var/cache/dpctl/kernel); DPCTL_LAB_KERNEL, the Debian package
+# of the QEMU guest's kernel (default linux-image-amd64, 6.1 on Debian 12; e.g.
 # linux-image-6.12-amd64 from bookworm-security for a 6.12 guest). `dpctl lab` reads the
-# same variable to pick the kernel this script unpacked.
+# same variables.
 set -euo pipefail
 
 CACHE="${DPCTL_KERNEL_CACHE:-/var/cache/dpctl/kernel}"
 META="${DPCTL_LAB_KERNEL:-linux-image-amd64}"
+SUBSTRATE="${DPCTL_LAB_SUBSTRATE:-}"
 if [[ ! $META =~ ^linux-image-[a-z0-9][a-z0-9.+-]*$ ]]; then
     echo "DPCTL_LAB_KERNEL=$META: not a Debian kernel package name (linux-image-...)" >&2
     exit 2
 fi
+case "$SUBSTRATE" in
+    "" | native | uml) qemu=0 ;;
+    kvm | tcg) qemu=1 ;;
+    *) echo "DPCTL_LAB_SUBSTRATE=$SUBSTRATE: not a lab substrate (native, kvm, uml or tcg)" >&2
+       exit 2 ;;
+esac
+# UML's network is a tap device: without /dev/net/tun the lab falls back to QEMU TCG
+[[ -e /dev/net/tun ]] || qemu=1
 # the default keeps the cache entry name caches made before the choice existed use
 if [[ $META == linux-image-amd64 ]]; then LINK=current; else LINK="current-$META"; fi
-PKGS=(frr frr-pythontools qemu-system-x86 busybox-static openssh-server lldpd
-      iproute2 procps kmod cpio zstd)
+PKGS=(frr frr-pythontools openssh-server lldpd iproute2 procps kmod util-linux
+      user-mode-linux)
+((qemu)) && PKGS+=(qemu-system-x86 busybox-static cpio zstd)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -43,7 +56,8 @@ if ((${#missing[@]})); then
     ((${rc:-0} == 0)) || exit "${rc}"
 fi
 
-# --- guest kernel -----------------------------------------------------------
+# --- the QEMU guest's kernel ---------------------------------------------------
+((qemu)) || exit 0
 if [[ -e "$CACHE/$LINK/.ready" ]]; then
     echo "dpctl lab: kernel ready in $(readlink -f "$CACHE/$LINK")"
     exit 0

@@ -12,6 +12,9 @@ from controller.lab.errors import LabStateError
 
 STATE_FILE = "lab.json"
 Mode = Literal["guest", "native"]
+"""Where the lab's namespaces live: inside a guest machine, or on this host itself."""
+GUEST_HOST = "127.0.0.1"
+"""Where a QEMU guest's sshd is forwarded to (a UML guest has its own address on a tap)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,13 @@ class LabState:
     timings: dict[str, float] = field(default_factory=dict)
     kernel: str = ""
     """The kernel the lab's namespaces run on (the guest's, or this machine's natively)."""
+    substrate: str = ""
+    """native, kvm, uml or tcg (``controller.lab.substrate``); empty in a state written
+    before the choice existed: tcg for a guest, native otherwise."""
+    substrate_reason: str = ""
+    """Why that substrate ran (what this machine could not do, or the variable forcing it)."""
+    guest_host: str = GUEST_HOST
+    """The address of the guest's sshd, the lab's jump host (with ``guest_port``)."""
 
     @property
     def path(self) -> Path:
@@ -53,6 +63,13 @@ class LabState:
     @property
     def known_hosts(self) -> Path:
         return self.path / "known_hosts"
+
+    @property
+    def jump(self) -> tuple[str, int] | None:
+        """The guest's sshd every node is reached through, or None natively."""
+        if self.guest_port is None:
+            return None
+        return self.guest_host, self.guest_port
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +86,20 @@ class LabState:
             return cls(nodes=nodes, **data)
         except (KeyError, TypeError) as exc:
             raise LabStateError(f"malformed lab state: {exc}") from exc
+
+
+@dataclass
+class Removed:
+    """What taking a lab down removed from this host (``down``'s report)."""
+
+    guest_stopped: list[int] = field(default_factory=list)
+    namespaces_removed: list[str] = field(default_factory=list)
+    taps_removed: list[str] = field(default_factory=list)
+
+    def add(self, other: Removed) -> None:
+        self.guest_stopped += other.guest_stopped
+        self.namespaces_removed += other.namespaces_removed
+        self.taps_removed += other.taps_removed
 
 
 def load_state(state_dir: Path) -> LabState:

@@ -1,6 +1,7 @@
 """Print lab-up / down times for a leaf-spine topology (a script, not a test).
 
 python3 tests/bench/bench_lab_up.py [--leaves 2] [--spines 1] [--servers-per-leaf 1]
+(the substrate: the machine's default, or DPCTL_LAB_SUBSTRATE)
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def main() -> None:
                 "nodes": len(topo.nodes),
                 "cables": len(topo.cables),
                 "mode": state.mode,
+                "substrate": state.substrate,
                 "phases_s": state.timings,
                 "lab_up_s": round(t_up, 2),
                 "first_node_ssh_s": round(t_first, 2),

@@ -1,7 +1,7 @@
 """One embedded lab per dual-leaf mode, shared by the fabric and the hosts lab modules.
 
-Building a lab and deploying both planes costs about four minutes per mode in the emulated
-guest; the two modules used to pay it twice. pytest runs every test of one mode (the fabric
+Building a lab and deploying both planes cost about four minutes per mode in the emulated
+(TCG) guest; the two modules used to pay it twice. pytest runs every test of one mode (the fabric
 sequence, then the hosts sequence, in file order) before the next mode's lab comes up.
 
 The lab comes up with provisioned servers (as `dpctl lab up` does); the hosts sequence
@@ -25,13 +25,16 @@ from controller.access import FabricAccess
 from controller.facts import Fabric
 from controller.generator import build_fabric
 from controller.intent import load_intent
-from controller.lab import LabSession, down, kernel
+from controller.lab import LabSession, down, substrate
 from controller.lab.access import lab_access
+from controller.lab.errors import LabSetupError
 from controller.lab.fabric import bring_up, lab_dir
 from controller.opstate import StateFolder
 from tests.conftest import INVENTORY
 
-PREFIX = "dpi-"  # namespaces, bridges and the guest process of these modules
+PREFIX = os.environ.get("DPCTL_TEST_LAB_PREFIX", "dpi-")
+"""Namespaces, taps, bridges and the guest process of these modules (set it to run two lab
+suites at once on one machine)."""
 
 
 @dataclass
@@ -50,24 +53,33 @@ class Lab:
         return LabSession.open(self.state_dir)
 
 
-def require_lab() -> None:
+def require_lab(prefix: str = PREFIX) -> None:
+    """Skip unless this machine can run a lab (on the substrate DPCTL_LAB_SUBSTRATE forces,
+    else the first it can run)."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
-    if not kernel.host_is_capable(PREFIX) and kernel.guest_kernel() is None:
-        pytest.skip("no kernel with bonding/VLAN/VRF: run .ci/setup (controller/lab/setup.sh)")
+    try:
+        substrate.choose(prefix)
+    except LabSetupError as exc:
+        pytest.skip(f"no lab substrate ({exc}): run .ci/setup (controller/lab/setup.sh)")
 
 
-def leftovers() -> dict[str, list[str]]:
-    """Namespaces, guest processes and mounts of this prefix still there."""
+def leftovers(prefix: str = PREFIX) -> dict[str, list[str]]:
+    """Namespaces, guest processes (QEMU, UML), taps and mounts of this prefix still there."""
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     qemu = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
+    umls = subprocess.run(["pgrep", "-af", "linux.uml"], capture_output=True, text=True).stdout
     mounts = Path("/proc/mounts").read_text()
     return {
-        "namespaces": [line.split()[0] for line in netns.splitlines() if line.startswith(PREFIX)],
+        "namespaces": [line.split()[0] for line in netns.splitlines() if line.startswith(prefix)],
         "qemu": [
-            line for line in qemu.splitlines() if PREFIX.rstrip("-") in line or ".lab" in line
+            line for line in qemu.splitlines() if prefix.rstrip("-") in line or ".lab" in line
         ],
-        "mounts": [line for line in mounts.splitlines() if PREFIX in line],
+        "uml": [line for line in umls.splitlines() if f"umid={prefix}" in line],
+        "taps": sorted(
+            p.name for p in Path("/sys/class/net").iterdir() if p.name.startswith(prefix)
+        ),
+        "mounts": [line for line in mounts.splitlines() if prefix in line],
     }
 
 

@@ -288,5 +288,5 @@ def test_lab_down_leaves_nothing(lab: Lab) -> None:
     result = run_cli("lab", "down", "-f", str(lab.intent), "--json")
     print(f"\nhosts lab timings: {json.dumps({k: round(v, 1) for k, v in TIMES.items()})}")
     assert result.exit_code == 0
-    assert leftovers() == {"namespaces": [], "qemu": [], "mounts": []}
+    assert leftovers() == {"namespaces": [], "qemu": [], "uml": [], "taps": [], "mounts": []}
     down(lab.state_dir, prefix=PREFIX)  # and again: nothing to do, no error

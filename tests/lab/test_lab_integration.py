@@ -1,4 +1,4 @@
-"""End to end: guest/native lab up, hand-pushed BGP unnumbered, bond, probe, down."""
+"""End to end: a lab up on its substrate, hand-pushed BGP unnumbered, bond, probe, down."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from controller.lab import (
     kernel,
     run_probe,
     status,
+    substrate,
     up,
 )
+from tests.lab.conftest import leftovers, require_lab
 
 PREFIX = "dpa-"  # this suite's namespace/process prefix
 pytestmark = pytest.mark.lab
@@ -54,21 +56,22 @@ SERVERS = {"srv1": ("10.11.0.2/24", "10.11.0.1"), "srv2": ("10.12.0.2/24", "10.1
 
 
 def _require_lab_prereqs() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root")
-    if kernel.host_is_capable(PREFIX):
-        return
+    require_lab(PREFIX)
     try:
-        kernel.guest_kernel()
-        kernel.require_tools("qemu-system-x86_64", "/usr/lib/frr/frrinit.sh", "/usr/sbin/sshd")
+        kernel.require_tools("/usr/lib/frr/watchfrr", "/usr/sbin/sshd", "lldpd")
     except LabSetupError as exc:
         pytest.skip(f"lab prerequisites missing ({exc}); run controller/lab/setup.sh")
+
+
+STARTED: dict[str, float] = {}
+"""When the module's lab began to come up (what the host may not have seen change since)."""
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
     _require_lab_prereqs()
     state_dir = tmp_path_factory.mktemp("lab") / "state"
+    STARTED["time"] = time.time()
     try:
         yield up(TOPO, state_dir, prefix=PREFIX)
     finally:
@@ -116,6 +119,47 @@ def wait_lldp(session: LabSession, node: str, needle: str, timeout: float = 40.0
     pytest.fail(f"{node}: no {needle} in LLDP after {timeout}s: {out}")
 
 
+def test_the_uml_guest_writes_nothing_on_the_host(lab: LabState) -> None:
+    """The UML guest runs on this machine's own root file system: everything the lab wrote
+    while coming up (FRR's and sshd's files, the nodes' configs, a config FRR saved) is in
+    the guest's overlay, and this machine has no file of it, new or changed, outside the
+    state folder; every host file system the guest mounts is read-only."""
+    if lab.substrate != "uml":
+        pytest.skip(f"the {lab.substrate} lab does not share this machine's file system")
+    with LabSession(lab) as s:
+        s.vtysh("leaf1", "configure terminal", "hostname leaf1", "end", "write memory")
+        mounts = s.root_run("cat /proc/mounts")[1].splitlines()
+        rc, written, err = s.root_run("cd /run/dpl/writes && find . -mindepth 1 ! -type d")
+    assert rc == 0, err
+    roots = [m.split() for m in mounts if m.split()[1] == "/"]
+    assert roots[-1][0] == roots[-1][2] == "overlay", roots  # the guest's / is the overlay
+    hostfs = [m.split() for m in mounts if m.split()[2] == "hostfs"]
+    assert hostfs and all("ro" in m[3].split(",") for m in hostfs), hostfs
+    paths = [Path(line[1:]) for line in written.splitlines()]
+    assert Path("/etc/frr/dpa-leaf1/frr.conf") in paths  # what `write memory` saved, in RAM
+    assert Path(f"{lab.state_dir}/lab.json") not in paths
+    since = STARTED["time"]
+    changed = [
+        str(p) for p in paths if p.exists() and max(p.stat().st_mtime, p.stat().st_ctime) > since
+    ]
+    assert not changed, f"the host's copy changed while the lab ran: {changed}"
+    assert not _host_paths_named(PREFIX, since, Path(lab.state_dir))
+
+
+def _host_paths_named(prefix: str, since: float, state_dir: Path) -> list[str]:
+    """Paths of this machine's root file system with ``prefix`` in their name, new or
+    changed since ``since``, outside ``state_dir``."""
+    marker = state_dir.parent / "since"
+    marker.touch()
+    os.utime(marker, (since, since))
+    skip = ["/proc", "/sys", "/dev", str(state_dir)]
+    prune = [arg for path in skip for arg in ("-path", path, "-o")][:-1]
+    pick = ["-newer", str(marker), "-name", f"*{prefix}*", "-print"]
+    find = ["find", "/", "-xdev", "(", *prune, ")", "-prune", "-o", *pick]
+    found = subprocess.run(find, capture_output=True, text=True).stdout
+    return found.split()
+
+
 def test_lab_end_to_end(lab: LabState) -> None:
     state_dir = Path(lab.state_dir)
     st = status(state_dir)
@@ -160,22 +204,26 @@ def test_lab_end_to_end(lab: LabState) -> None:
 def assert_nothing_left(lab: LabState) -> None:
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [line for line in netns.splitlines() if line.startswith(PREFIX)]
-    if lab.guest_pid:
-        assert not Path(f"/proc/{lab.guest_pid}").exists() or (
-            b"qemu" not in Path(f"/proc/{lab.guest_pid}/cmdline").read_bytes()
-        )
-    qemus = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
-    assert lab.state_dir not in qemus
+    if lab.guest_pid and Path(f"/proc/{lab.guest_pid}").exists():
+        cmdline = Path(f"/proc/{lab.guest_pid}/cmdline").read_bytes()
+        assert b"qemu" not in cmdline and b"linux.uml" not in cmdline
+    for program in ("qemu-system", "linux.uml"):
+        found = subprocess.run(["pgrep", "-af", program], capture_output=True, text=True).stdout
+        assert lab.state_dir not in found, found
+    left = leftovers(PREFIX)
+    assert left["uml"] == [] and left["taps"] == [], left
     mounts = Path("/proc/mounts").read_text()
     assert lab.state_dir not in mounts and f"/{PREFIX}" not in mounts
     assert not Path(lab.state_dir, "lab.json").exists()
 
 
 def test_down_after_killed_up(tmp_path: Path) -> None:
-    """A run killed mid-``up`` leaves a detached QEMU; ``down`` finds and removes it."""
+    """A run killed mid-``up`` leaves a detached guest (QEMU, or UML and its tap); ``down``
+    finds and removes it, without a state file."""
     _require_lab_prereqs()
-    if kernel.host_is_capable(PREFIX):
-        pytest.skip("guest mode only: no QEMU on a capable host")
+    chosen = substrate.choose(PREFIX)
+    if chosen.name == "native":
+        pytest.skip("guest substrates only: no guest on a capable host")
     state_dir = tmp_path / "state"
     code = (
         "import sys\n"
@@ -189,7 +237,7 @@ def test_down_after_killed_up(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 60
-        pid_file = state_dir / "guest" / "qemu.pid"
+        pid_file = state_dir / "guest" / ("uml.pid" if chosen.name == "uml" else "qemu.pid")
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(3)  # mid-boot
@@ -201,6 +249,12 @@ def test_down_after_killed_up(tmp_path: Path) -> None:
     report = down(state_dir, prefix=PREFIX)
     if qemu_pid is not None:
         assert report["guest_stopped"] == [qemu_pid]
-    assert down(state_dir, prefix=PREFIX) == {"guest_stopped": [], "namespaces_removed": []}
-    qemus = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
-    assert str(state_dir) not in qemus
+    assert down(state_dir, prefix=PREFIX) == {
+        "guest_stopped": [],
+        "namespaces_removed": [],
+        "taps_removed": [],
+    }
+    for program in ("qemu-system", "linux.uml"):
+        found = subprocess.run(["pgrep", "-af", program], capture_output=True, text=True).stdout
+        assert str(state_dir) not in found
+    assert leftovers(PREFIX)["taps"] == []

@@ -6,6 +6,7 @@ import json
 import logging
 import logging.handlers
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -92,7 +93,15 @@ def test_build_script_batches_links_and_starts_daemons() -> None:
     assert "link add swp1 netns dpa-leaf1 type veth peer name swp1 netns dpa-spine1" in text
     assert "link add nic1p1" not in text  # cabled: made as veth peer, not created alone
     assert "link add swp9 type dummy" in text  # uncabled port exists, down
-    assert "frrinit.sh start dpa-leaf1" in text and "frrinit.sh start dpa-srv1" not in text
+    # each switch's daemons in its namespace, then its watchfrr; not on servers
+    watchfrr = (
+        "watchfrr -N dpa-leaf1 -d -F traditional --netns -t 600 -T 60 zebra bgpd staticd bfdd"
+    )
+    assert watchfrr in text and "-N dpa-srv1" not in text
+    zebra = (
+        "nsenter --net=/run/netns/dpa-leaf1 sh -c " + "'\"'\"'/usr/lib/frr/zebra -N dpa-leaf1 -d"
+    )
+    assert text.index(zebra) < text.index(watchfrr)
     assert "unshare -u sh -c 'hostname leaf1" in text
     assert "mount --bind /run/frr/dpa-leaf1 /run/frr" in text
     assert "ListenAddress=172.30.0.4" in text  # servers get sshd too
@@ -104,7 +113,7 @@ def test_guest_build_starts_its_syslog_before_any_daemon() -> None:
     guest = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s", syslog=True))
     start = "setsid -f python3 /run/dpa-lab/syslog_sink.py /dev/log /run/dpa-lab/log/syslog.log"
     assert start in guest
-    assert guest.index(start) < guest.index("frrinit.sh start") < guest.index("lldpd -u")
+    assert guest.index(start) < guest.index("/usr/lib/frr/zebra") < guest.index("lldpd -u")
     native = scripts.build_script(scripts.BuildPlan(TOPO, "dpa-", "/s"))
     assert "syslog_sink" not in native  # the host's own syslog is left alone
 
@@ -167,6 +176,43 @@ def test_frr_starts_empty() -> None:
     assert 'bfdd_wrap="/usr/bin/chrt --fifo 50"' in text  # no false BFD downs under load
 
 
+def test_first_frr_start_uses_the_options_watchfrr_restarts_with() -> None:
+    """The lab starts each daemon itself; watchfrr restarts one through watchfrr.sh, which
+    reads the daemons file: both from the same options, so a restarted daemon runs as the
+    first did."""
+    daemons = ("bgpd", "bfdd")
+    start = scripts.frr_start_command("dpa-leaf1", daemons)
+    lines = scripts.frr_daemons_file(daemons).splitlines()
+    assert 'frr_profile="traditional"' in lines
+    for daemon, options in scripts.frr_daemon_options(daemons).items():
+        assert f'{daemon}_options="{options}"' in lines
+        wrap = "/usr/bin/chrt --fifo 50 " if daemon == "bfdd" else ""
+        assert f"{wrap}/usr/lib/frr/{daemon} -N dpa-leaf1 -d -F traditional {options}" in start
+    assert list(scripts.frr_daemon_options(daemons)) == ["zebra", "bgpd", "staticd", "bfdd"]
+    with pytest.raises(LabError, match="not an optional FRR daemon: 'zebra'"):
+        scripts.frr_start_command("dpa-leaf1", ("zebra",))
+
+
+def test_status_reads_pid_files_without_a_process_each(tmp_path: Path) -> None:
+    """The status script runs every second while lab up waits for FRR: its pid files are read
+    by the shell itself (each exec costs 15-65 ms in a guest). Run here against real pid
+    files: a live process, a dead one, none."""
+    live = subprocess.Popen(["sleep", "30"])
+    try:
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "a.sshd.pid").write_text(f"{live.pid}\n")
+        (run / "b.sshd.pid").write_text("999999999\n")
+        script = scripts.status_script([("a", "ns-a", False), ("b", "ns-b", False)], "x")
+        script = script.replace("/run/xlab", str(run))
+        assert "cat " not in script
+        out = subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout
+        assert out.split("\n")[:2] == ["a 0 1 -", "b 0 0 -"]
+    finally:
+        live.kill()
+        live.wait()
+
+
 def test_cpio_layout() -> None:
     cpio = kernel._Cpio()
     cpio.add_dir("bin")
@@ -187,17 +233,32 @@ def test_state_roundtrip(tmp_path: Path) -> None:
         mgmt_bridge_ip="172.30.0.1",
         nodes={"leaf1": NodeState("switch", "leaf", 1, "dpa-leaf1", "172.30.0.2")},
         guest_pid=123,
-        guest_port=2222,
+        guest_port=22,
+        guest_host="169.254.7.2",
+        substrate="uml",
+        substrate_reason="host kernel lacks bonding",
     )
     state.save()
     assert load_state(tmp_path) == state
-    assert json.loads((tmp_path / "lab.json").read_text())["guest_port"] == 2222
+    assert json.loads((tmp_path / "lab.json").read_text())["guest_port"] == 22
+    assert state.jump == ("169.254.7.2", 22)
+
+
+def test_a_state_from_before_the_substrates_is_a_qemu_guest(tmp_path: Path) -> None:
+    from controller.lab import substrate
+
+    old = {"name": "x", "prefix": "dpa-", "mode": "guest", "state_dir": str(tmp_path)}
+    old |= {"mgmt_subnet": "172.30.0.0/24", "mgmt_bridge_ip": "172.30.0.1", "nodes": {}}
+    (tmp_path / "lab.json").write_text(json.dumps({**old, "guest_pid": 7, "guest_port": 2222}))
+    state = load_state(tmp_path)
+    assert state.jump == ("127.0.0.1", 2222)
+    assert substrate.of_state(state).name == "tcg"
 
 
 def test_down_is_idempotent_on_missing_state(tmp_path: Path) -> None:
     sdir = tmp_path / "nothing-here"
     report = down(sdir, prefix="dpa-unit-")
-    assert report == {"guest_stopped": [], "namespaces_removed": []}
+    assert report == {"guest_stopped": [], "namespaces_removed": [], "taps_removed": []}
     assert down(sdir, prefix="dpa-unit-") == report
 
 
@@ -340,56 +401,67 @@ def test_probe_agent_counts_the_subflow_that_lost_packets() -> None:
     assert result["max_gap_ms"] >= 300
 
 
-def _hang_harness(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hangs: int
-) -> tuple[LabState, list[int], list[int]]:
-    """_start_machine with QEMU replaced: every boot's QEMU stays alive, the first ``hangs``
-    boots never answer on SSH; returns the state, the started and the stopped PIDs."""
-    from controller.lab import guest, kernel, runtime
-    from controller.lab.errors import GuestBootError
+class _HangingSubstrate:
+    """A substrate whose machines stay alive (real processes) and whose first ``hangs`` boots
+    never answer on SSH."""
+
+    name = "tcg"
+
+    def __init__(self, hangs: int) -> None:
+        self.hangs = hangs
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.stopped: list[int] = []
+
+    def start(self, state: LabState, memory_mb: int) -> None:
+        self.procs.append(subprocess.Popen(["sleep", "60"]))
+        state.guest_pid = self.procs[-1].pid
+
+    def wait_ready(self, state: LabState, timeout: float) -> object:
+        from controller.lab.errors import GuestBootError
+
+        if len(self.procs) <= self.hangs:
+            raise GuestBootError(f"guest sshd not answering (boot {len(self.procs)})")
+        return "executor"
+
+    def stop(self, state_dir: Path, state: LabState | None, prefix: str) -> object:
+        assert state is not None and state.guest_pid is not None
+        for proc in self.procs:
+            if proc.pid == state.guest_pid:
+                proc.kill()
+                proc.wait()
+        self.stopped.append(len(self.procs))
+        return None
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+def _boot_with_hangs(tmp_path: Path, hangs: int) -> tuple[_HangingSubstrate, LabState, Any]:
+    from controller.lab import substrate
 
     state = LabState("x", "dpa-", "guest", str(tmp_path), "172.30.0.0/24", "172.30.0.1")
-    started: list[int] = []
-    stopped: list[int] = []
-
-    def start(*_args: object, **_kw: object) -> int:
-        started.append(1000 + len(started))
-        return started[-1]
-
-    def wait(pid: int, port: int, *_args: object) -> object:
-        if len(started) <= hangs:
-            raise GuestBootError(f"guest sshd not answering on 127.0.0.1:{port} (boot {pid})")
-        return object()
-
-    monkeypatch.setattr(kernel, "guest_kernel", lambda: SimpleNamespace(version="6.1.0-test"))
-    monkeypatch.setattr(guest, "start_guest", start)
-    monkeypatch.setattr(guest, "wait_guest_ssh", wait)
-    monkeypatch.setattr(guest, "pid_alive", lambda pid: pid not in stopped)
-    monkeypatch.setattr(guest, "stop_guest", lambda pid, _sdir: stopped.append(pid) or True)
-    monkeypatch.setattr(runtime, "_write_guest_known_hosts", lambda *_a: None)
-    monkeypatch.setattr(runtime, "GuestExecutor", lambda client: client)
-    return state, started, stopped
+    sub = _HangingSubstrate(hangs)
+    try:
+        return sub, state, substrate.boot(sub, state, 1024, 1.0)  # type: ignore[arg-type]
+    except LabError as exc:
+        return sub, state, exc
+    finally:
+        sub.close()
 
 
-def test_a_hung_guest_boot_is_stopped_and_booted_once_more(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from controller.lab import runtime
-
-    state, started, stopped = _hang_harness(tmp_path, monkeypatch, hangs=1)
-    runtime._start_machine(state, None, 1024, 1.0)  # type: ignore[arg-type]
-    assert started == [1000, 1001] and stopped == [1000] and state.guest_pid == 1001
+def test_a_hung_guest_boot_is_stopped_and_booted_once_more(tmp_path: Path) -> None:
+    sub, state, result = _boot_with_hangs(tmp_path, hangs=1)
+    assert result == "executor"
+    assert len(sub.procs) == 2 and sub.stopped == [1] and state.guest_pid == sub.procs[1].pid
 
 
-def test_two_hung_guest_boots_are_an_error_naming_both(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from controller.lab import runtime
-
-    _state, started, stopped = _hang_harness(tmp_path, monkeypatch, hangs=2)
-    with pytest.raises(LabError, match=r"boot 1001.*the boot before it hung too.*boot 1000"):
-        runtime._start_machine(_state, None, 1024, 1.0)  # type: ignore[arg-type]
-    assert started == [1000, 1001] and stopped == [1000]
+def test_two_hung_guest_boots_are_an_error_naming_both(tmp_path: Path) -> None:
+    sub, _state, result = _boot_with_hangs(tmp_path, hangs=2)
+    assert isinstance(result, LabError)
+    assert re.search(r"boot 2.*the boot before it hung too.*boot 1", str(result)), result
+    assert len(sub.procs) == 2 and sub.stopped == [1]
 
 
 class _FakeSession:

@@ -43,12 +43,17 @@ def test_version_and_exit_codes_in_help() -> None:
 def test_lab_down_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         "controller.cli.lab.down",
-        lambda *a, **k: {"guest_stopped": [4553], "namespaces_removed": []},
+        lambda *a, **k: {
+            "guest_stopped": [4553],
+            "namespaces_removed": [],
+            "taps_removed": ["dpl-u1a2b30"],
+        },
     )
     result = run_cli("lab", "down", "-f", LAB)
     assert result.exit_code == 0
     assert_human(result.output)
-    assert "stopped the lab guest (QEMU pid 4553)" in result.output
+    # the guest is QEMU or User-Mode Linux: named by its pid only
+    assert "stopped the lab guest (pid 4553); removed tap dpl-u1a2b30" in result.output
     assert "nothing was running" in lab_down_text("x", {"guest_stopped": []})
     # the check itself catches the old output
     with pytest.raises(AssertionError):
@@ -209,7 +214,10 @@ def test_lab_up_reports_each_phase_as_it_starts(
     monkeypatch.setattr(
         "controller.lab.fabric.up",
         lambda *a, **k: (
-            seen.append("up ran") or SimpleNamespace(name="x", mode="m", kernel="k", timings={})
+            seen.append("up ran")
+            or SimpleNamespace(
+                name="x", mode="m", kernel="k", timings={}, substrate="s", substrate_reason="r"
+            )
         ),
     )
     monkeypatch.setattr(labfabric, "provision_servers", lambda *a: seen.append("provisioned") or {})
