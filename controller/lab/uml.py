@@ -139,12 +139,23 @@ def create_tap(tap: str, host_ip: str) -> None:
             raise LabSetupError(f"ip {' '.join(args)}: {done.stderr.strip()}")
 
 
-def delete_tap(tap: str) -> bool:
-    """Remove the tap if it exists; True when it did."""
-    if not Path(f"/sys/class/net/{tap}").exists():
+def delete_tap(tap: str, timeout: float = 15.0) -> bool:
+    """Remove the tap if it exists; True when it did.
+
+    A UML guest just killed may still hold the tap for a moment on a loaded machine (its
+    host processes are still exiting), and ``ip link del`` then fails: try again until the
+    device is gone, and say so if it never goes (a tap left behind breaks the next lab)."""
+    path = Path(f"/sys/class/net/{tap}")
+    if not path.exists():
         return False
-    subprocess.run(["ip", "link", "del", tap], capture_output=True, check=False)
-    return True
+    deadline = time.monotonic() + timeout
+    while True:
+        done = subprocess.run(["ip", "link", "del", tap], capture_output=True, text=True)
+        if not path.exists():
+            return True
+        if time.monotonic() > deadline:
+            raise LabError(f"could not remove the lab's tap {tap}: {done.stderr.strip()}")
+        time.sleep(0.2)
 
 
 STAGE1 = """#!/bin/sh
