@@ -502,25 +502,50 @@ SUMMARY = {
 }
 
 
-def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) -> None:
+# `show bgp neighbors json` (bgpd/bgp_vty.c, bgp_show_peer): End-of-RIB received per family
+def _neighbors(*with_eor: str, key: str = "l2VpnEvpn") -> dict[str, Any]:
+    return {
+        name: {"gracefulRestartInfo": {"endOfRibRecv": {key: True} if name in with_eor else {}}}
+        for name in ("swp51", "swp52", "swp53")
+    }
+
+
+def _fake_vtysh(
+    monkeypatch: pytest.MonkeyPatch, out: list[str], neighbors: dict[str, Any]
+) -> list[list[str]]:
     seen: list[list[str]] = []
-    out = [json.dumps(DETAIL) + "\n" + json.dumps(SUMMARY) + "\n"]
 
     def run(cmd: list[str], **_: Any) -> Any:
         seen.append(cmd)
-        return type("Done", (), {"stdout": out[0]})()
+        text = json.dumps(neighbors) if zebra.EOR_ASK in cmd else out[0]
+        return type("Done", (), {"stdout": text})()
 
     monkeypatch.setattr(vtysh.subprocess, "run", run)
+    return seen
+
+
+def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = [json.dumps(DETAIL) + "\n" + json.dumps(SUMMARY) + "\n"]
+    seen = _fake_vtysh(monkeypatch, out, {})
+    settled = {
+        **SUMMARY,
+        "peers": {"swp51": {**SUMMARY["peers"]["swp51"], "peerUptimeMsec": 420000}},
+    }
+    out[0] = json.dumps(DETAIL) + "\n" + json.dumps(settled) + "\n"
     got, up_for = zebra.zebra_answer({"10000": "vlan1001", "20000": "vlan1002"})
-    assert seen == [
-        [
-            "vtysh",
-            "-c",
-            "show evpn arp-cache vni all detail json",
-            "-c",
-            "show bgp l2vpn evpn summary json",
-        ]
+    assert up_for == 420.0 and len(seen) == 1  # long settled: no End-of-RIB question
+    out[0] = json.dumps(DETAIL) + "\n" + json.dumps(SUMMARY) + "\n"
+    seen = _fake_vtysh(monkeypatch, out, _neighbors("swp51", "swp52"))
+
+    got, up_for = zebra.zebra_answer({"10000": "vlan1001", "20000": "vlan1002"})
+    assert seen[0] == [
+        "vtysh",
+        "-c",
+        "show evpn arp-cache vni all detail json",
+        "-c",
+        "show bgp l2vpn evpn summary json",
     ]
+    assert seen[1:] == [["vtysh", "-c", zebra.EOR_ASK]]  # up 42 s: are the tables in?
     assert up_for == 42.0  # the longest-established session
     assert sorted(got) == [("10.100.0.2", "vlan1001"), ("10.100.0.3", "vlan1001")]
     first, stale = got[("10.100.0.2", "vlan1001")], got[("10.100.0.3", "vlan1001")]
@@ -532,6 +557,43 @@ def test_zebra_and_bgpd_are_asked_in_one_vtysh(monkeypatch: pytest.MonkeyPatch) 
     assert len(got) == 2 and up_for == 0.0
     out[0] = ""  # vtysh answered nothing at all
     assert zebra.zebra_answer({"10000": "vlan1001"}) == ({}, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("neighbors", "up_for"),
+    [
+        (_neighbors("swp51", "swp52"), 42.0),  # both established peers sent End-of-RIB
+        (_neighbors("swp51", "swp52", key="L2VPN EVPN"), 42.0),  # FRR before 7.4's key
+        (_neighbors("swp51"), 0.0),  # swp52's table is not in yet: still settling
+        (_neighbors("swp51", "swp52", key="ipv4Unicast"), 0.0),  # another family's
+        (
+            {
+                n: {
+                    "gracefulRestartInfo": {"l2VpnEvpn": {"endOfRibStatus": {"endOfRibRecv": True}}}
+                }
+                for n in ("swp51", "swp52")
+            },
+            42.0,
+        ),
+        ({}, 0.0),  # bgpd gave no answer
+    ],
+)
+def test_evpn_counts_as_settled_once_every_peer_sent_its_end_of_rib(
+    monkeypatch: pytest.MonkeyPatch, neighbors: dict[str, Any], up_for: float
+) -> None:
+    out = [json.dumps(DETAIL) + "\n" + json.dumps(SUMMARY) + "\n"]
+    _fake_vtysh(monkeypatch, out, neighbors)
+    assert zebra.zebra_answer({"10000": "vlan1001"})[1] == up_for
+
+
+def test_evpn_settles_without_end_of_rib_after_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer that never sends End-of-RIB (no graceful-restart capability) delays the
+    agent's removals by EVPN_EOR_WAIT_S at most."""
+    late = zebra.EVPN_SETTLE_S + zebra.EVPN_EOR_WAIT_S + 1
+    summary = {"peers": {"swp51": {"state": "Established", "peerUptimeMsec": late * 1000}}}
+    out = [json.dumps(DETAIL) + "\n" + json.dumps(summary) + "\n"]
+    seen = _fake_vtysh(monkeypatch, out, {})
+    assert zebra.zebra_answer({"10000": "vlan1001"})[1] == late and len(seen) == 1
 
 
 @pytest.mark.parametrize(

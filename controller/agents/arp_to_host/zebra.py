@@ -66,33 +66,79 @@ ZEBRA_ASK = ("show evpn arp-cache vni all detail json", "show bgp l2vpn evpn sum
 synced entries first, so a bgpd that is not running spoils only the second answer."""
 
 
-def evpn_up_for(summary: Any) -> float:
-    """Seconds this leaf's longest-established BGP EVPN session has been up
-    (``show bgp l2vpn evpn summary json``: its peers' state and peerUptimeMsec, which bgpd
-    resets on every state change), 0 with none established or no answer."""
+def _established_evpn_peers(summary: Any) -> dict[str, dict[str, Any]]:
+    """The Established peers of ``show bgp l2vpn evpn summary json`` by name."""
     if not isinstance(summary, dict):
-        return 0.0
+        return {}
     peers = summary.get("peers")
     if not isinstance(peers, dict):  # an address family's object around it
         nested = [v.get("peers") for v in summary.values() if isinstance(v, dict)]
         peers = next((p for p in nested if isinstance(p, dict)), {})
+    return {
+        str(name): peer
+        for name, peer in peers.items()
+        if isinstance(peer, dict) and peer.get("state") == "Established"
+    }
+
+
+def evpn_up_for(summary: Any) -> float:
+    """Seconds this leaf's longest-established BGP EVPN session has been up
+    (``show bgp l2vpn evpn summary json``: its peers' state and peerUptimeMsec, which bgpd
+    resets on every state change), 0 with none established or no answer."""
     ups = [
         float(peer.get("peerUptimeMsec", 0)) / 1000.0
-        for peer in peers.values()
-        if isinstance(peer, dict) and peer.get("state") == "Established"
+        for peer in _established_evpn_peers(summary).values()
     ]
     return max(ups, default=0.0)
+
+
+EVPN_EOR_WAIT_S = 90.0
+"""How long past EVPN_SETTLE_S the agent waits for every EVPN peer's End-of-RIB before it
+takes zebra's word anyway (a peer that never sends one: no graceful-restart capability)."""
+
+EOR_ASK = "show bgp neighbors json"
+
+EOR_KEYS = ("l2VpnEvpn", "L2VPN EVPN")
+"""The EVPN family's key under ``gracefulRestartInfo``: bgpd's JSON names it in camel case
+since FRR 7.4, in words before (``get_afi_safi_str``'s ``for_json``)."""
+
+
+def evpn_tables_received(neighbors: Any, peers: list[str]) -> bool:
+    """Whether each of ``peers`` sent its End-of-RIB for L2VPN EVPN (``show bgp neighbors
+    json``: ``gracefulRestartInfo.endOfRibRecv`` or the family's ``endOfRibStatus``): its
+    initial table is in, so what zebra lacks of the pair's syncs is really gone."""
+    if not isinstance(neighbors, dict):
+        return False
+    for name in peers:
+        info = neighbors.get(name, {}).get("gracefulRestartInfo", {})
+        recv = info.get("endOfRibRecv", {}) if isinstance(info, dict) else {}
+        per_family = [info.get(k, {}).get("endOfRibStatus", {}) for k in EOR_KEYS]
+        got = any(recv.get(k) is True for k in EOR_KEYS if isinstance(recv, dict)) or any(
+            isinstance(st, dict) and st.get("endOfRibRecv") is True for st in per_family
+        )
+        if not got:
+            return False
+    return True
 
 
 def zebra_answer(
     evpn_svis: dict[str, str],
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
     """zebra's synced entries (``zebra_synced``) and how long this leaf's BGP EVPN has
-    been up (``evpn_up_for``), from one vtysh."""
+    been up and settled (``evpn_up_for``), from one vtysh. Past EVPN_SETTLE_S, a session
+    whose peer has not yet sent its End-of-RIB still counts as settling (0 s) for up to
+    EVPN_EOR_WAIT_S: on a busy switch the restarted bgpd's sessions were up 10 s before
+    the pair's routes were in (the lab under load, 2026-12-06: the agent handed a server's
+    entry back and it failed for 40 s), asked only in that window (one more vtysh)."""
     documents = vtysh_documents(*ZEBRA_ASK)
     data = documents[0] if documents else {}
     summary = documents[1] if len(documents) > 1 else None
-    return zebra_synced(data, evpn_svis), evpn_up_for(summary)
+    up_for = evpn_up_for(summary)
+    if EVPN_SETTLE_S <= up_for < EVPN_SETTLE_S + EVPN_EOR_WAIT_S:
+        neighbors = next(iter(vtysh_documents(EOR_ASK)), None)
+        if not evpn_tables_received(neighbors, sorted(_established_evpn_peers(summary))):
+            up_for = 0.0
+    return zebra_synced(data, evpn_svis), up_for
 
 
 def zebra_synced(data: Any, evpn_svis: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
