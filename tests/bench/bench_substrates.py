@@ -86,7 +86,7 @@ def _verify_until_healthy(
 
 
 def _access(state_dir: Path) -> Any:
-    access = _access(state_dir)
+    access = lab_access(state_dir)
     if access is None:
         raise SystemExit(f"no lab runs in {state_dir}")
     return access
