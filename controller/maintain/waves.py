@@ -89,9 +89,9 @@ def _batches(
     none already in it, up to the wave's size."""
     left = list(names)
     out: list[tuple[str, ...]] = []
-    for size in sizes:
-        if not left:
-            return out
+    sizes = iter(sizes)
+    while left:  # a size is taken only for a wave that will have switches
+        size = next(sizes)
         wave: list[str] = []
         for name in list(left):
             if len(wave) == size:
