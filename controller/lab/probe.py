@@ -154,6 +154,11 @@ def stop_probe(session: LabSession, port: int) -> None:
     session.root_run(f"touch {stop_file(run_dir(session.state.prefix), port)}")
 
 
+FLOWS_MAX_S = 1800.0
+"""The longest run of flows: one wave of a rolling maintenance in the lab (drains, the
+action, undrains and gates of its switches) under a loaded guest."""
+
+
 @dataclass(frozen=True, slots=True)
 class FlowSpec:
     """One probe flow: from node ``src`` (bound to ``src_ip``) to ``dst_ip`` inside ``dst``.
@@ -173,12 +178,15 @@ def run_flows(
     count: int,
     rate_pps: float,
     subflows: int,
+    stoppable: bool = False,
 ) -> list[dict[str, Any]]:
     """Run ``flows`` at the same time (one script in the lab's root namespace): every
     receiver first, then every sender. Returns each flow's receiver result (with
-    ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets)."""
-    if count <= 0 or rate_pps <= 0 or count / rate_pps > 600:
-        raise LabError("probe must be bounded: 0 < count, count/rate <= 600 s")
+    ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets).
+    ``stoppable``: each sender also stops early at :func:`stop_probe` of its port (flows
+    sized for the worst case, such as one wave of a rolling maintenance)."""
+    if count <= 0 or rate_pps <= 0 or count / rate_pps > FLOWS_MAX_S:
+        raise LabError(f"probe must be bounded: 0 < count, count/rate <= {FLOWS_MAX_S:.0f} s")
     if not 1 <= subflows <= 64:
         raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
     if len({f.port for f in flows}) != len(flows):
@@ -213,6 +221,9 @@ def run_flows(
         )
     for index, f in enumerate(flows):
         sniff = f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
+        if stoppable:
+            lines.append(f"rm -f {stop_file(run, f.port)}")
+            sniff += f" --stop {stop_file(run, f.port)}"
         lines.append(
             f"ip netns exec {q(nodes[f.src].namespace)} python3 {agent} send"
             f" --dst {q(f.dst_ip)} --port {f.port} --count {count} --rate {rate_pps}"

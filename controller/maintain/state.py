@@ -18,6 +18,7 @@ from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.maintain.waves import Wave
 from controller.opstate import StateFolder
+from controller.verify import Check
 
 FORMAT = 1
 STEPS = ("drain", "action", "healthy", "confirm", "undrain", "gate")
@@ -127,3 +128,21 @@ def load(state: StateFolder, fabric: Fabric) -> Rollout | None:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _corrupt(state, str(exc)) from None
+
+
+def unfinished_check(state: StateFolder, fabric: Fabric) -> Check | None:
+    """For `dpctl verify`: a rollout that did not finish is a failing check naming where it
+    stopped and the switches it left drained (no switch is left drained silently)."""
+    rollout = load(state, fabric)
+    if rollout is None or rollout.status == "done":
+        return None
+    at = rollout.at
+    where = f"wave {at.get('wave')}, {at.get('switch')}, step {at.get('step')}" if at else "start"
+    drained = ", ".join(rollout.drained()) or "none"
+    return Check(
+        "fabric",
+        f"rollout ({rollout.action})",
+        False,
+        "no rollout unfinished (dpctl maintain --resume finishes it)",
+        f"{rollout.status} at {where}; drained by it: {drained}",
+    )

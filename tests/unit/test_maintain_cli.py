@@ -151,3 +151,20 @@ def test_steps_and_neighbours() -> None:
     fabric = build_fabric(load_intent(LAB))
     assert neighbours(fabric, "p1-g1-leaf1") == ["p1-spine1", "p1-spine2", "p2-g1-leaf1"]
     assert neighbours(fabric, "p1-spine1") == ["p1-g1-leaf1", "p1-g1-leaf2"]
+
+
+def test_verify_names_an_unfinished_rollout(tmp_path: Path) -> None:
+    fabric = build_fabric(load_intent(LAB))
+    folder = StateFolder.for_intent(fabric.intent.name, LAB, tmp_path)
+    assert record.unfinished_check(folder, fabric) is None
+    rollout = Rollout("reboot", plan_waves(fabric, "reboot"), done_steps={"p1-spine1": "action"})
+    rollout.at = {"wave": 2, "switch": "p1-spine1", "step": "healthy"}
+    with folder.lock("test"):
+        record.save(folder, rollout)
+    check = record.unfinished_check(folder, fabric)
+    assert check is not None and not check.ok
+    assert check.found == "running at wave 2, p1-spine1, step healthy; drained by it: p1-spine1"
+    rollout.status = "done"
+    with folder.lock("test"):
+        record.save(folder, rollout)
+    assert record.unfinished_check(folder, fabric) is None
