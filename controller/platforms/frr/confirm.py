@@ -74,6 +74,6 @@ def cancel(state: str) -> str:
     """Stop the timer (its whole process group), forget it; prints ``cancelled`` if it ran."""
     return (
         f"p=$(cat {state}/{REVERT_PID} 2>/dev/null); "
-        f'if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill -TERM -- "-$p" && echo cancelled; '
+        f'if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill -TERM "-$p" && echo cancelled; '
         f"fi; rm -f {state}/{REVERT_PID} {state}/{REVERT_SCRIPT}; true"
     )
