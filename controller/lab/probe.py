@@ -172,6 +172,22 @@ class FlowSpec:
     sniff: tuple[str, ...] = ()
 
 
+def _check_flows(
+    session: LabSession, flows: list[FlowSpec], count: int, rate_pps: float, subflows: int
+) -> None:
+    """Bounded flows between lab nodes, on distinct ports (LabError otherwise)."""
+    if count <= 0 or rate_pps <= 0 or count / rate_pps > FLOWS_MAX_S:
+        raise LabError(f"probe must be bounded: 0 < count, count/rate <= {FLOWS_MAX_S:.0f} s")
+    if not 1 <= subflows <= 64:
+        raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
+    if len({f.port for f in flows}) != len(flows):
+        raise LabError("probe flows need distinct destination ports")
+    nodes = session.state.nodes
+    for f in flows:
+        if f.src not in nodes or f.dst not in nodes:
+            raise LabError(f"probe endpoints must be lab nodes: {f.src}, {f.dst}")
+
+
 def run_flows(
     session: LabSession,
     flows: list[FlowSpec],
@@ -185,16 +201,8 @@ def run_flows(
     ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets).
     ``stoppable``: each sender also stops early at :func:`stop_probe` of its port (flows
     sized for the worst case, such as one wave of a rolling maintenance)."""
-    if count <= 0 or rate_pps <= 0 or count / rate_pps > FLOWS_MAX_S:
-        raise LabError(f"probe must be bounded: 0 < count, count/rate <= {FLOWS_MAX_S:.0f} s")
-    if not 1 <= subflows <= 64:
-        raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
-    if len({f.port for f in flows}) != len(flows):
-        raise LabError("probe flows need distinct destination ports")
+    _check_flows(session, flows, count, rate_pps, subflows)
     nodes = session.state.nodes
-    for f in flows:
-        if f.src not in nodes or f.dst not in nodes:
-            raise LabError(f"probe endpoints must be lab nodes: {f.src}, {f.dst}")
     # The receivers end when told that every sender has exited (their own deadline is the
     # last resort): the senders start only once every receiver listens, which on a loaded
     # TCG guest can take many seconds.
