@@ -74,8 +74,21 @@ def resume(ctx: Context, events: Event | None = None) -> Rollout:
             ctx.tell,
         )
         rollout.status, rollout.reason = "running", ""
+        _reconcile(ctx, rollout)
         record.save(ctx.state, rollout)
         return _run(ctx, rollout, events)
+
+
+def _reconcile(ctx: Context, rollout: Rollout) -> None:
+    """A switch the record says is undrained but not yet gated, that is drained (or has a
+    drain step open: a gate that failed drained it again), goes back to before its undrain:
+    resume returns it and gates it again. A finished switch is left as the operator has it."""
+    book = ctx.state.leaf_states(ctx.fabric)
+    before_undrain = "confirm" if rollout.action == "apply" else "healthy"
+    for name, last in list(rollout.done_steps.items()):
+        drained = name in book and (book[name].state != "none" or book[name].pending)
+        if drained and last == "undrain":
+            rollout.done_steps[name] = before_undrain
 
 
 def _where(rollout: Rollout) -> str:
@@ -114,7 +127,7 @@ def _step(ctx: Context, step: str, name: str) -> StepResult:
 
 
 def _stop(ctx: Context, rollout: Rollout, name: str, step: str, result: StepResult) -> Rollout:
-    if step == "gate" and "drained again" in result.detail:
+    if step == "gate" and result.data.get("drained"):
         # the switch is out of service again: --resume returns it (undrain) and gates again
         rollout.done_steps[name] = "confirm" if rollout.action == "apply" else "healthy"
     rollout.status = "stopped"
