@@ -168,3 +168,18 @@ def test_verify_names_an_unfinished_rollout(tmp_path: Path) -> None:
     with folder.lock("test"):
         record.save(folder, rollout)
     assert record.unfinished_check(folder, fabric) is None
+
+
+def test_resume_returns_a_switch_a_failed_gate_drained_again(tmp_path: Path) -> None:
+    from controller.maintain.rollout import _reconcile
+
+    ctx = _context(tmp_path, LAB, "reboot", {})
+    devices = set(ctx.fabric.switch_by_name)
+    steps = {"p1-spine1": "undrain", "p1-spine2": "undrain", "p1-g1-leaf1": "gate"}
+    rollout = Rollout("reboot", plan_waves(ctx.fabric, "reboot"), done_steps=dict(steps))
+    with ctx.state.lock("test"):
+        for name in ("p1-spine1", "p1-g1-leaf1"):  # a failed gate's re-drain; an operator's
+            ctx.state.begin_step(devices, name, "isolated")
+            ctx.state.end_step(devices, name, committed_ok=True)
+    _reconcile(ctx, rollout)
+    assert rollout.done_steps == {**steps, "p1-spine1": "healthy"}
