@@ -171,7 +171,9 @@ def test_frr_commit_not_confirmed_reverts_by_itself(deployed: Lab) -> None:
         pytest.skip("the FRR driver's timer does not depend on the mode: dual-ARP runs it")
     files = dict(render_configs(lab.fabric, structured_configs(lab.fabric, [LEAF])).files[LEAF])
     marker = "ip prefix-list DPCTL-REVERT-TEST seq 5 permit 10.99.0.0/16"
-    files["frr.conf"] += marker + "\n"
+    head, end, _tail = files["frr.conf"].rpartition("\nend\n")  # FRR reads up to `end`
+    assert end, "the rendered frr.conf ends with `end`"
+    files["frr.conf"] = f"{head}\n{marker}\n!{end}"
     driver = _driver(lab, LEAF)
     try:
         driver.load_replace_candidate(config=bundle.pack(files))
