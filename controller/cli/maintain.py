@@ -56,7 +56,10 @@ def _plan(
 ) -> tuple[list[Wave], Any]:
     """The waves (split to the budget when one is given) and the impact model."""
     from controller.maintain.impact import ImpactModel
+    from controller.simulate.traffic import WORKLOADS
 
+    if workload not in WORKLOADS:  # checked even when nothing is simulated
+        raise WaveError("--workload", f"unknown workload {workload!r}: one of {WORKLOADS}")
     spines = max_wave if budget is not None else 1
     waves = plan_waves(fabric, action, plane, role, max_wave, spines)  # type: ignore[arg-type]
     model = ImpactModel(fabric, workload)

@@ -58,6 +58,7 @@ def test_plan_with_budget_splits_spine_waves_and_refuses_a_leaf_alone() -> None:
         (("--action", "upgrade"), "--image"),
         (("--action", "reboot", "--image", "http://x/i.bin"), "--image"),
         (("--action", "reboot", "--role", "router"), "--role"),
+        (("--action", "reboot", "--workload", "allreduce"), "--workload"),
     ],
 )
 def test_bad_input_is_named(args: tuple[str, ...], where: str) -> None:
