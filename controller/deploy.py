@@ -91,11 +91,21 @@ def _wait_sessions(
         time.sleep(2.0)
 
 
-def commit_and_check(task: Task, connection: DpctlDriver, config: str, wanted: set[str]) -> Result:
-    """Commit the loaded candidate, then the post-check (reads back as intended, the
+def commit_and_check(
+    task: Task,
+    connection: DpctlDriver,
+    config: str,
+    wanted: set[str],
+    revert_in: int | None = None,
+) -> Result:
+    """Commit the loaded candidate (with ``revert_in``: NAPALM's commit-confirm, the switch
+    reverts by itself unless confirmed), then the post-check (reads back as intended, the
     ``wanted`` sessions up) and a route refresh; raises on any failure."""
     name = task.host.name
-    connection.commit_config()
+    if revert_in is None:
+        connection.commit_config()
+    else:
+        connection.commit_config(revert_in=revert_in)
     connection.load_replace_candidate(config=config)
     leftover = connection.compare_config()
     connection.discard_config()
@@ -128,6 +138,7 @@ def deploy_task(
     state: StateFolder,
     dry_run: bool,
     peers_in_run: Mapping[str, set[str]],
+    revert_in: int | None = None,
 ) -> Result:
     """One switch: compare, back up, commit with post-check, roll back on failure."""
     outcome = DeviceOutcome()
@@ -152,6 +163,7 @@ def deploy_task(
                 connection=connection,
                 config=config,
                 wanted=wanted,
+                revert_in=revert_in,
             )
             outcome.sessions_up = list(done.result)
         except NornirSubTaskError as exc:  # post-check or commit failed: back to the saved one
@@ -197,12 +209,15 @@ def deploy(
     processors: Sequence[Processor] = (),
     rendered: Mapping[str, Mapping[str, str]] | None = None,
     lock_held: bool = False,
+    revert_in: int | None = None,
 ) -> dict[str, DeviceOutcome]:
     """Deploy the selected switches; returns an outcome per device (never raises per device).
 
     ``maintenance`` (a drain step's states) replaces the recorded drain states; ``rendered``
     replaces the rendering step (tests push a config a device rejects). ``lock_held``: the
-    caller holds the fabric's lock (a drain step); otherwise deploy takes it.
+    caller holds the fabric's lock (a drain step); otherwise deploy takes it. ``revert_in``:
+    each commit is confirmed later by the caller (``maintain --action apply``) or reverts by
+    itself on the switch after that many seconds.
     """
     names = select_devices(fabric, plane, device)
     if lock_held:
@@ -220,6 +235,7 @@ def deploy(
                 state=state,
                 dry_run=dry_run,
                 peers_in_run=peers_in_run(devices),
+                revert_in=revert_in,
             )
         finally:
             nr.close_connections(on_good=True, on_failed=True)

@@ -314,6 +314,51 @@ def drain(
         return _drain_locked(op, report, dry_run, force, hosts_first)
 
 
+def drain_held(
+    op: Operation, name: str, hosts_first: bool = False, force: bool = False
+) -> DrainReport:
+    """Drain a leaf or a spine for a caller that holds the fabric's lock (maintain). A spine
+    is drained as a leaf is, without servers: graceful-shutdown (its routes less preferred),
+    then isolated (it advertises only its loopback, so the leaves stop using it)."""
+    op.state.require_lock()
+    if op.fabric.switch_by_name.get(name) and op.fabric.switch_by_name[name].role == "spine":
+        report = _prepare_spine(op.fabric, name, "drain")
+        book = op.state.leaf_states(op.fabric)
+        if _switch_steps(op, report, drain_steps(book.get(name, opstate.LeafState()))):
+            _finish(op, report)
+        return report
+    return _drain_locked(op, _prepare(op.fabric, name, "drain"), False, force, hosts_first)
+
+
+def undrain_held(op: Operation, name: str, hosts_first: bool = False) -> DrainReport:
+    """Undrain a leaf or a spine for a caller that holds the fabric's lock (maintain); a
+    switch in service with no open step is left as it is (reported ok)."""
+    op.state.require_lock()
+    spine = op.fabric.switch_by_name[name].role == "spine"
+    report = (_prepare_spine if spine else _prepare)(op.fabric, name, "undrain")
+    current = op.state.leaf_states(op.fabric).get(name, opstate.LeafState())
+    if current.state == "none" and current.pending is None:
+        report.ok = True
+        return report
+    if not _switch_steps(op, report, UNDRAIN_STEPS[current.state]):
+        return report
+    if hosts_first and not spine and not _host_step(op, report, "up"):
+        return report
+    return _finish(op, report)
+
+
+def _prepare_spine(fabric: Fabric, spine: str, action: str) -> DrainReport:
+    plane = fabric.switch_by_name[spine].plane
+    return DrainReport(
+        leaf=spine,
+        action=action,
+        partner="",
+        servers=[],
+        refusals=[],
+        impact=[f"the leaves of plane {plane} stop using {spine} (its routes withdrawn)"],
+    )
+
+
 def _partner_state(op: Operation, partner: str) -> dict[str, Any] | str:
     nr = build_nornir(op.fabric, [partner], op.access.switches, workers=1)
     try:

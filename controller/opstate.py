@@ -12,7 +12,8 @@ folder down; library functions take it as an argument, never from a global.
 
 What: ``lock`` (one operation that changes switches at a time: deploy, drain, undrain,
 rollback, maintain), ``maintenance.json`` (each leaf's drain state, and a drain/undrain step
-in progress), ``backups/<device>/`` (running configs saved before each commit), ``ansible/``
+in progress), ``rollout.json`` (a rolling maintenance: its waves and how far it got),
+``backups/<device>/`` (running configs saved before each commit), ``ansible/``
 (artifacts of each `dpctl hosts` run).
 
 Maintenance state changes only under the lock: a step is first recorded as pending (its
@@ -109,6 +110,11 @@ class StateFolder:
     @property
     def maintenance_path(self) -> Path:
         return self.path / "maintenance.json"
+
+    @property
+    def rollout_path(self) -> Path:
+        """A rolling maintenance's progress (``controller.maintain.state``)."""
+        return self.path / "rollout.json"
 
     def backup_dir(self, device: str) -> Path:
         return self.path / "backups" / device

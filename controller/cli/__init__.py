@@ -59,6 +59,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "controller.cli.undrain",
         "Return a leaf to service: policy back, host ports held down until BGP is up, verify.",
     ),
+    "maintain": (
+        "controller.cli.maintain",
+        "Rolling maintenance wave by wave: restart-routing, reboot, apply, upgrade; resumable.",
+    ),
     "lab": ("controller.cli.lab", "The embedded virtual lab and containerlab topologies."),
     "schema": ("controller.cli.schema", "Print the JSON Schema of the fabric intent."),
     "hosts": (

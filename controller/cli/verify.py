@@ -22,6 +22,7 @@ from controller.cli.output import verify_summary
 from controller.cli.progress import SwitchProgress
 from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
 from controller.errors import DpctlError
+from controller.maintain.state import unfinished_check
 from controller.traffic import TrafficReport, check_traffic, validate
 from controller.verify import verify as run_verify
 
@@ -68,6 +69,8 @@ def verify(
         access = fabric_access(built, target)
         with SwitchProgress(len(built.switches_in(plane=plane)), "verify", not as_json) as bar:
             checks = run_verify(built, access, state, plane=plane, processors=[bar])
+        rollout = unfinished_check(state, built)  # a stopped `dpctl maintain` is named
+        checks += [rollout] if rollout else []
         report = check_traffic(built, access, state, seconds=seconds) if traffic else None
     except DpctlError as exc:
         fail(exc, as_json)

@@ -45,6 +45,12 @@ from napalm.base.exceptions import ReplaceConfigException
 
 from controller.drivers import common, sanitize
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
+from controller.errors import DpctlError
+
+
+class ActionRefused(DpctlError):
+    """The platform cannot do this maintenance action (or commit-confirm) the way dpctl needs
+    it; the reason says why (no vendor-documented command, ...). Nothing was changed."""
 
 
 class DpctlOps:
@@ -90,6 +96,20 @@ class DpctlOps:
     def refresh_bgp_routes(self) -> None:
         """Every BGP session sends its routes again and asks for the peer's (no reset)."""
         self._driver._refresh_bgp_routes()
+
+    def restart_routing(self) -> None:
+        """Restart the switch's routing stack (its BGP daemon and what it needs); returns once
+        the restart is started: the caller waits for the sessions (maintain's health wait)."""
+        self._driver._restart_routing()
+
+    def reboot(self) -> None:
+        """Restart the whole switch (or, in the lab, the switch's whole namespace stack);
+        returns once the restart is under way."""
+        self._driver._reboot()
+
+    def install_image(self, url: str) -> None:
+        """Install the NOS image at ``url`` as the next boot image (the caller reboots)."""
+        self._driver._install_image(url)
 
     def batched_reads(self) -> contextlib.AbstractContextManager[None]:
         """Within this block the getters may answer from one read of the device (verify asks
@@ -159,6 +179,15 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     def _batched_reads(self) -> contextlib.AbstractContextManager[None]:
         """See :meth:`DpctlOps.batched_reads` (default: nothing to batch)."""
         return contextlib.nullcontext()
+
+    def _restart_routing(self) -> None:
+        raise ActionRefused(self.hostname, f"platform {self.platform}: no restart-routing")
+
+    def _reboot(self) -> None:
+        raise ActionRefused(self.hostname, f"platform {self.platform}: no reboot")
+
+    def _install_image(self, url: str) -> None:
+        raise ActionRefused(self.hostname, f"platform {self.platform}: no image install")
 
 
 CONTRACT_GETTER_TYPES: dict[str, Any] = {

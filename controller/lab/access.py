@@ -64,7 +64,14 @@ def _jump(state: LabState) -> dict[str, Any]:
 
 
 def switch_access(state: LabState) -> SwitchAccess:
-    args = {"key_file": str(state.key_path), "known_hosts": str(state.known_hosts), **_jump(state)}
+    args = {
+        "key_file": str(state.key_path),
+        "known_hosts": str(state.known_hosts),
+        # `maintain --action upgrade`: a lab switch has no image; the driver's reboot
+        # stand-in restarts its FRR instead, and says so (docs/maintain.md)
+        "image_stand_in": True,
+        **_jump(state),
+    }
     return SwitchAccess(username="root", password=None, optional_args=args, lab=True)
 
 

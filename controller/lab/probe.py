@@ -154,6 +154,11 @@ def stop_probe(session: LabSession, port: int) -> None:
     session.root_run(f"touch {stop_file(run_dir(session.state.prefix), port)}")
 
 
+FLOWS_MAX_S = 1800.0
+"""The longest run of flows: one wave of a rolling maintenance in the lab (drains, the
+action, undrains and gates of its switches) under a loaded guest."""
+
+
 @dataclass(frozen=True, slots=True)
 class FlowSpec:
     """One probe flow: from node ``src`` (bound to ``src_ip``) to ``dst_ip`` inside ``dst``.
@@ -167,18 +172,12 @@ class FlowSpec:
     sniff: tuple[str, ...] = ()
 
 
-def run_flows(
-    session: LabSession,
-    flows: list[FlowSpec],
-    count: int,
-    rate_pps: float,
-    subflows: int,
-) -> list[dict[str, Any]]:
-    """Run ``flows`` at the same time (one script in the lab's root namespace): every
-    receiver first, then every sender. Returns each flow's receiver result (with
-    ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets)."""
-    if count <= 0 or rate_pps <= 0 or count / rate_pps > 600:
-        raise LabError("probe must be bounded: 0 < count, count/rate <= 600 s")
+def _check_flows(
+    session: LabSession, flows: list[FlowSpec], count: int, rate_pps: float, subflows: int
+) -> None:
+    """Bounded flows between lab nodes, on distinct ports (LabError otherwise)."""
+    if count <= 0 or rate_pps <= 0 or count / rate_pps > FLOWS_MAX_S:
+        raise LabError(f"probe must be bounded: 0 < count, count/rate <= {FLOWS_MAX_S:.0f} s")
     if not 1 <= subflows <= 64:
         raise LabError(f"probe sub-flows must be 1..64, not {subflows}")
     if len({f.port for f in flows}) != len(flows):
@@ -187,6 +186,23 @@ def run_flows(
     for f in flows:
         if f.src not in nodes or f.dst not in nodes:
             raise LabError(f"probe endpoints must be lab nodes: {f.src}, {f.dst}")
+
+
+def run_flows(
+    session: LabSession,
+    flows: list[FlowSpec],
+    count: int,
+    rate_pps: float,
+    subflows: int,
+    stoppable: bool = False,
+) -> list[dict[str, Any]]:
+    """Run ``flows`` at the same time (one script in the lab's root namespace): every
+    receiver first, then every sender. Returns each flow's receiver result (with
+    ``per_subflow``) plus ``egress`` (sub-flow -> sniffed interface -> packets).
+    ``stoppable``: each sender also stops early at :func:`stop_probe` of its port (flows
+    sized for the worst case, such as one wave of a rolling maintenance)."""
+    _check_flows(session, flows, count, rate_pps, subflows)
+    nodes = session.state.nodes
     # The receivers end when told that every sender has exited (their own deadline is the
     # last resort): the senders start only once every receiver listens, which on a loaded
     # TCG guest can take many seconds.
@@ -213,6 +229,9 @@ def run_flows(
         )
     for index, f in enumerate(flows):
         sniff = f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
+        if stoppable:
+            lines.append(f"rm -f {stop_file(run, f.port)}")
+            sniff += f" --stop {stop_file(run, f.port)}"
         lines.append(
             f"ip netns exec {q(nodes[f.src].namespace)} python3 {agent} send"
             f" --dst {q(f.dst_ip)} --port {f.port} --count {count} --rate {rate_pps}"

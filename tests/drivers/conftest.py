@@ -48,10 +48,28 @@ def recorded(platform: str, command: str) -> str | None:
     return None
 
 
+class RevertTimer:
+    """The device's ``dpctl-revert`` systemd timer: state on the device, shared by every
+    session opened to it (a new session sees a commit another left unconfirmed)."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def answer(self, command: str) -> tuple[str, int] | None:
+        if command.startswith("sudo -n systemd-run --unit=dpctl-revert "):
+            self.active = True
+        elif command == "sudo -n systemctl stop dpctl-revert.timer":
+            self.active = False
+        elif command == "systemctl is-active dpctl-revert.timer":  # systemctl's own answers
+            return ("active\n", 0) if self.active else ("inactive\n", 3)
+        return None
+
+
 class FakeShell:
     """Stands in for ParamikoShell: answers from recordings, logs commands and uploads."""
 
-    def __init__(self, **params: Any) -> None:
+    def __init__(self, timer: RevertTimer | None = None, **params: Any) -> None:
+        self.timer = timer or RevertTimer()
         self.params = params
         self.commands: list[str] = []
         self.files: dict[str, str] = {}
@@ -61,6 +79,9 @@ class FakeShell:
 
     def run(self, command: str, timeout: float) -> tuple[str, int]:
         self.commands.append(command)
+        timer = self.timer.answer(command)
+        if timer is not None:
+            return timer
         for prefix, answer in self.failures.items():
             if command.startswith(prefix):
                 return answer
@@ -149,9 +170,10 @@ def sonic() -> Any:
     from controller.platforms.sonic.driver import SonicDriver
 
     shells: list[FakeShell] = []
+    timer = RevertTimer()  # the device's, across sessions
 
     def factory(**params: Any) -> FakeShell:
-        shells.append(FakeShell(**params))
+        shells.append(FakeShell(timer, **params))
         return shells[-1]
 
     driver = SonicDriver(

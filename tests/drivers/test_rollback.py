@@ -32,7 +32,7 @@ from controller.platforms.sonic.driver import SonicDriver
 from controller.rollback import rollback_device
 from tests.conftest import INVENTORY, switch_access
 from tests.drivers.candidates import ASTERNOS_CLI, SONIC_BUNDLE
-from tests.drivers.conftest import MOCKED
+from tests.drivers.conftest import MOCKED, RevertTimer
 
 DEVICE = "p1-g1-leaf1"
 
@@ -66,6 +66,7 @@ class SonicBox:
         self.saved_db = copy.deepcopy(self.db)
         self.saved_frr = dict(self.frr)
         self.checkpoints: dict[str, dict[str, Any]] = {}
+        self.timer = RevertTimer()
         self.files: dict[str, str] = {}
         self.sessions = 0
 
@@ -78,6 +79,9 @@ class SonicSession:
 
     def run(self, command: str, timeout: float) -> tuple[str, int]:
         box = self.box
+        timer = box.timer.answer(command)
+        if timer is not None:
+            return timer
         argv = shlex.split(command)
         if command == "sudo -n show runningconfiguration all":
             return json.dumps(box.db), 0

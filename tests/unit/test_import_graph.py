@@ -53,7 +53,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.platforms.sonic.yang",
         ),
     ),
-    ("outputs", ("controller.outputs", "controller.simulate", "controller.clab")),
+    (
+        "outputs",
+        (
+            "controller.outputs",
+            "controller.simulate",
+            "controller.clab",
+            "controller.maintain",  # the package; waves and their predicted impact
+            "controller.maintain.waves",
+            "controller.maintain.impact",
+        ),
+    ),
     (
         "drivers",
         (
@@ -62,7 +72,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             *(
                 f"{r}.{m}"
                 for r in RECORDS
-                for m in ("driver", "ssh", "changes", "agent", "reads", "getters", "shell")
+                for m in (
+                    "driver",
+                    "ssh",
+                    "changes",
+                    "agent",
+                    "reads",
+                    "getters",
+                    "shell",
+                    "confirm",
+                    "actions",
+                )
             ),
         ),
     ),
@@ -84,6 +104,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.traffic",
             "controller.traffic_ansible",
             "controller.pipeline",
+            "controller.maintain.rollout",
+            "controller.maintain.state",
+            "controller.maintain.steps",
         ),
     ),
     ("lab", ("controller.lab",)),

@@ -49,6 +49,7 @@ from netmiko.exceptions import ConfigInvalidException
 
 from controller.drivers import common, sanitize, standard
 from controller.drivers.bundle import unpack
+from controller.drivers.contract import ActionRefused
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
 
@@ -60,6 +61,13 @@ KLISH_PROMPT = r"#\s*$"
 NO_FULL = (
     "a klish running-config with defaults is not in AsterNOS's public documents "
     "(research/asternos-cli.md), and FRR underneath has no `show running-config all`"
+)
+
+NOT_DOCUMENTED = (
+    "AsterNOS: the public AsterNOS documents name no klish command for {action} "
+    "(docs/research: /work/shared/research/asternos-cli.md section 1.1 lists what was found; "
+    "community SONiC's commands under `system bash` are not documented for AsterNOS); "
+    "refused rather than guessed, nothing was changed"
 )
 
 
@@ -302,6 +310,15 @@ class AsterNOSDriver(SonicFamilyDriver):
             raise CommandErrorException("nothing to roll back: no commit in this session")
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
         self._cli().save_config()
+
+    def _restart_routing(self) -> None:
+        raise ActionRefused(self.hostname, NOT_DOCUMENTED.format(action="a routing restart"))
+
+    def _reboot(self) -> None:
+        raise ActionRefused(self.hostname, NOT_DOCUMENTED.format(action="a reboot"))
+
+    def _install_image(self, url: str) -> None:
+        raise ActionRefused(self.hostname, NOT_DOCUMENTED.format(action="an image install"))
 
     def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh through the SONiC shell's bgp container. UNVERIFIED on AsterNOS:

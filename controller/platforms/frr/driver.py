@@ -32,14 +32,15 @@ from typing import Any
 import paramiko
 from napalm.base.exceptions import (
     CommandErrorException,
+    CommitError,
     ConnectionException,
     MergeConfigException,
     ReplaceConfigException,
 )
 
 from controller.drivers import bundle, common
-from controller.drivers.contract import DpctlDriver
-from controller.platforms.frr import FILES
+from controller.drivers.contract import ActionRefused, DpctlDriver
+from controller.platforms.frr import FILES, actions
 from controller.platforms.frr.agent import (
     AGENT_STAMP,
     agent_commands,
@@ -56,6 +57,13 @@ from controller.platforms.frr.changes import (
     port_state_delta,
     rebuild_script,
     strip_running_header,
+)
+from controller.platforms.frr.confirm import (
+    REVERT_SCRIPT,
+    cancel,
+    pending,
+    revert_script,
+    start_timer,
 )
 from controller.platforms.frr.getters import (
     BGP_NEIGHBORS,
@@ -386,15 +394,19 @@ class FrrDriver(FrrGetters, DpctlDriver):
         )
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
-        if revert_in is not None:
-            raise NotImplementedError("revert_in: a Linux + FRR switch has no commit-confirm")
+        """NAPALM's commit; with ``revert_in`` the switch reverts by itself after that many
+        seconds unless ``confirm_commit`` comes first (controller/platforms/frr/confirm.py)."""
         if self._candidate is None:
             raise ReplaceConfigException("no candidate loaded")
+        if self.has_pending_commit():
+            raise CommitError(f"{self.hostname}: a commit is pending confirmation")
         snap = self._recent_snapshot()
         self._compared = None
-        self._save_rollback_point(snap)
+        rollback = self._save_rollback_point(snap)
         current = snap.files
         files = {**current, **self._candidate} if self._merge else dict(self._candidate)
+        if revert_in is not None:
+            self._arm_revert(rollback, files, revert_in)
         if self._merge and MAIN_FILE in self._candidate:
             rc, out, err = self._run("vtysh -f /dev/stdin", self._candidate[MAIN_FILE])
             if rc != 0:
@@ -403,8 +415,44 @@ class FrrDriver(FrrGetters, DpctlDriver):
         self._apply(files, current, merged=self._merge)
         self._candidate = None
 
+    def _arm_revert(self, rollback: str, files: dict[str, str], seconds: int) -> None:
+        """Upload the revert script and start its timer, before anything is applied."""
+        saved = self._stored(rollback.removeprefix(f"{STATE}/"))
+        script = revert_script(STATE, rollback, files, saved, PART)
+        rc, _out, err = self._with_files({REVERT_SCRIPT: script}, start_timer(STATE, seconds))
+        if rc != 0:
+            raise ReplaceConfigException(f"{self.hostname}: cannot start the revert timer: {err}")
+
+    def has_pending_commit(self) -> bool:
+        """Whether a commit's revert timer runs on the switch (any session's commit)."""
+        return self._check(pending(STATE)).strip() == "pending"
+
+    def confirm_commit(self) -> None:
+        if self._check(cancel(STATE)).strip() != "cancelled":
+            raise CommitError(f"{self.hostname}: no commit is pending confirmation")
+
     def _refresh_bgp_routes(self) -> None:
         self._vtysh(common.REFRESH_ROUTES)
+
+    def _action(self, name: str, script: str) -> None:
+        """Run an action's script (controller/platforms/frr/actions.py) to its end."""
+        out = self._check(script).strip()
+        if not out.endswith("restarted"):
+            raise CommandErrorException(f"{self.hostname}: {name}: {out[-300:] or 'no answer'}")
+
+    def _restart_routing(self) -> None:
+        self._action("restart-routing", actions.restart_routing())
+
+    def _reboot(self) -> None:
+        self._action("reboot", actions.reboot())
+
+    def _install_image(self, url: str) -> None:
+        if not self.optional_args.get("image_stand_in"):
+            raise ActionRefused(
+                self.hostname,
+                "a Linux + FRR switch has no NOS image to install (upgrade its packages "
+                "with its own package manager); refused, nothing was changed",
+            )
 
     def _rollback_points(self) -> list[str]:
         out = self._check(f"ls -1 {STATE}/rollback 2>/dev/null || true")
@@ -413,7 +461,11 @@ class FrrDriver(FrrGetters, DpctlDriver):
     def _replace_with(self, saved: dict[str, str]) -> None:
         self._compared = None
         current = self._stored("current")
-        self._check(f"rm -rf {STATE}/current {STATE}/{APPLIED_RUNNING} && mkdir -p {STATE}/current")
+        # a pending commit's timer must not revert again later
+        self._check(
+            f"{cancel(STATE)}; rm -rf {STATE}/current {STATE}/{APPLIED_RUNNING} && "
+            f"mkdir -p {STATE}/current"
+        )
         self._apply(saved, current)
 
     def rollback(self) -> None:

@@ -102,8 +102,8 @@ class SonicDriver(SonicFamilyDriver):
         self._candidate: dict[str, str] | None = None
         self._replace = True
         self._checkpoint: str | None = None
-        self._pending_revert = False
         self._frr_reload: bool | None = None
+        self._armed = False  # this session started the revert timer of a commit
 
     # ------------------------------------------------------------------ session
 
@@ -297,7 +297,7 @@ class SonicDriver(SonicFamilyDriver):
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if self._candidate is None:
             raise CommitError("no candidate loaded")
-        if self._pending_revert:
+        if self.has_pending_commit():
             raise CommitError("a commit is pending confirmation: confirm_commit() or rollback()")
         error = ReplaceConfigException if self._replace else MergeConfigException
         checkpoint = f"dpctl-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -325,7 +325,7 @@ class SonicDriver(SonicFamilyDriver):
                 f"sudo -n systemd-run --unit={REVERT_UNIT} --on-active={int(revert_in)} "
                 f"/bin/sh -c {shlex.quote(script.replace('sudo -n ', ''))}"
             )
-            self._pending_revert = True
+            self._armed = True
             return
         self._save()
 
@@ -338,24 +338,48 @@ class SonicDriver(SonicFamilyDriver):
         return f"rolled back to {checkpoint}"
 
     def has_pending_commit(self) -> bool:
-        return self._pending_revert
+        """Whether the revert timer of a commit runs on the device: asked of the device, so
+        a new session (or controller) sees a commit another one left unconfirmed."""
+        output, _status = self._shell().run(
+            f"systemctl is-active {REVERT_UNIT}.timer", self.command_timeout
+        )
+        return output.strip() == "active"
 
     def confirm_commit(self) -> None:
-        if not self._pending_revert:
+        if not self.has_pending_commit():
             raise CommitError("no commit is pending confirmation")
         self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
-        self._pending_revert = False
         self._save()
+
+    def _cancel_revert(self, armed_here: bool = False) -> None:
+        """Stop a pending commit's revert timer: the one this session armed (``rollback``),
+        else whatever the device has running (``restore_config``, from any session)."""
+        if self._armed if armed_here else self.has_pending_commit():
+            self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
+        self._armed = False
 
     def rollback(self) -> None:
         if self._checkpoint is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
-        if self._pending_revert:
-            self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
-            self._pending_revert = False
+        self._cancel_revert(armed_here=True)
         for command in self._restore_commands(self._checkpoint):
             self._run(command)
         self._save()
+
+    def _restart_routing(self) -> None:
+        """SONiC's routing stack is the bgp container's service (SONiC Command Reference:
+        ``sudo systemctl restart bgp``)."""
+        self._run("sudo -n systemctl restart bgp")
+
+    def _reboot(self) -> None:
+        """``sudo reboot`` (SONiC Command Reference, "reboot"), started in the background so
+        the command returns before the session drops."""
+        self._run("sudo -n sh -c 'sleep 2; reboot' >/dev/null 2>&1 </dev/null &")
+
+    def _install_image(self, url: str) -> None:
+        """``sonic-installer install -y URL``: the image becomes the next boot's (SONiC
+        Command Reference, "SONiC Installer"); the caller reboots."""
+        self._run(f"sudo -n sonic-installer install -y {shlex.quote(url)}")
 
     def _refresh_bgp_routes(self) -> None:
         """FRR's route refresh, in the bgp container."""
@@ -371,9 +395,7 @@ class SonicDriver(SonicFamilyDriver):
             target = json.loads(files[CONFIG_DB]) if CONFIG_DB in files else None
         except (BundleError, json.JSONDecodeError) as exc:
             raise ReplaceConfigException(f"{self.hostname}: bad saved config: {exc}") from exc
-        if self._pending_revert:
-            self._run(f"sudo -n systemctl stop {REVERT_UNIT}.timer")
-            self._pending_revert = False
+        self._cancel_revert()
         if target is not None:
             self._replace_config_db(f"{REMOTE_DIR}/restore.{CONFIG_DB}", target)
         daemons = common.split_daemons(files.get(FRR_CONF, ""), default="bgpd.conf")
