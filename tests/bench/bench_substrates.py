@@ -34,6 +34,7 @@ from controller.facts import Fabric  # noqa: E402
 from controller.generator import build_fabric  # noqa: E402
 from controller.intent import load_intent  # noqa: E402
 from controller.lab import LabStateError, down, load_state, substrate  # noqa: E402
+from controller.lab.access import lab_access  # noqa: E402
 from controller.lab.fabric import bring_up, lab_dir  # noqa: E402
 from controller.opstate import StateFolder  # noqa: E402
 from controller.verify import verify  # noqa: E402
