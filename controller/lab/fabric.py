@@ -66,8 +66,8 @@ def lab_dir(fabric_name: str) -> Path:
 
 
 def lab_topology(fabric: Fabric) -> LabTopology:
-    """Nodes in facts order (switches, then servers), so the lab hands out the fabric's
-    management addresses; ports and cables exactly as in the cabling plan."""
+    """Nodes in facts order (switches, then servers) with the fabric's management
+    addresses; ports and cables exactly as in the cabling plan."""
     ports: dict[str, list[str]] = {s.name: [] for s in fabric.switches}
     ports.update({s.name: [] for s in fabric.servers})
     cables = []
@@ -76,8 +76,12 @@ def lab_topology(fabric: Fabric) -> LabTopology:
         ports[link.z_device].append(link.z_port)
         cables.append(LabCable(link.a_device, link.a_port, link.z_device, link.z_port))
     nodes = [
-        LabNode(s.name, "switch", s.role, s.plane, tuple(ports[s.name])) for s in fabric.switches
-    ] + [LabNode(s.name, "server", "server", None, tuple(ports[s.name])) for s in fabric.servers]
+        LabNode(s.name, "switch", s.role, s.plane, tuple(ports[s.name]), s.mgmt_ip)
+        for s in fabric.switches
+    ] + [
+        LabNode(s.name, "server", "server", None, tuple(ports[s.name]), s.mgmt_ip)
+        for s in fabric.servers
+    ]
     topo = LabTopology(
         name=fabric.intent.name,
         nodes=tuple(nodes),
