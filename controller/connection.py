@@ -36,6 +36,12 @@ daemons' answers), so the controller's own cost per worker is small; 16 keeps th
 open at once well under a switch management network's and a bastion's limits (OpenSSH's
 MaxStartups 10:30:100 by default) and the 48-switch seed fabric in 3 rounds. Measured on the
 seed-scale lab: docs/lab-seed.md."""
+LAB_WORKERS = 8
+"""The embedded lab's default (dpctl's only value before it was a setting, the small labs'
+figures were measured with it): its switches share the lab guest's one CPU, where a deploy's
+work is (frr-reload.py, vtysh), so more at once only makes each slower. 16 at once on the
+48-switch lab: five commits stayed silent past the 300 s command timeout and rolled back
+(2026-12-06); docs/lab-seed.md has the figures."""
 MAX_WORKERS = 256
 CONNECT_TIMEOUT_S = 30.0
 """TCP connect, SSH banner and login of one switch: an unreachable or frozen switch is given
@@ -57,15 +63,20 @@ def _env_number(name: str, default: float, low: float, high: float) -> float:
     return value
 
 
+def _env_workers() -> int | None:
+    if not os.environ.get("DPCTL_WORKERS"):
+        return None
+    return int(_env_number("DPCTL_WORKERS", WORKERS, 1, MAX_WORKERS))
+
+
 @dataclass(frozen=True)
 class Limits:
     """How many switches at once and how long one may take: the CLI's --workers,
     --connect-timeout, --command-timeout, else DPCTL_WORKERS, DPCTL_CONNECT_TIMEOUT,
     DPCTL_COMMAND_TIMEOUT, else the defaults above."""
 
-    workers: int = field(
-        default_factory=lambda: int(_env_number("DPCTL_WORKERS", WORKERS, 1, MAX_WORKERS))
-    )
+    workers: int | None = field(default_factory=lambda: _env_workers())
+    """None: WORKERS, or LAB_WORKERS for the embedded lab's switches."""
     connect_timeout_s: float = field(
         default_factory=lambda: _env_number("DPCTL_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S, 1, 3600)
     )
@@ -74,7 +85,7 @@ class Limits:
     )
 
     def __post_init__(self) -> None:
-        if not 1 <= self.workers <= MAX_WORKERS:
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
             raise DpctlError("--workers", f"{self.workers}: from 1 to {MAX_WORKERS} switches")
         for name, value in (
             ("--connect-timeout", self.connect_timeout_s),
@@ -100,6 +111,10 @@ def limits(
 
 def _given(value: float | None, default: float) -> float:
     return default if value is None else value
+
+
+def default_workers(access: SwitchAccess) -> int:
+    return LAB_WORKERS if access.lab else WORKERS
 
 
 def _host(switch: Switch, access: SwitchAccess, reach: Limits) -> Host:
@@ -143,7 +158,7 @@ def build_nornir(
     hosts = Hosts({n: _host(fabric.switch_by_name[n], access, reach) for n in names})
     return Nornir(
         inventory=Inventory(hosts=hosts, groups=Groups(), defaults=Defaults()),
-        runner=ThreadedRunner(num_workers=workers or reach.workers),
+        runner=ThreadedRunner(num_workers=workers or reach.workers or default_workers(access)),
         config=Config(
             logging=LoggingConfig(
                 enabled=False, level="WARNING", log_file="", format="", to_console=False, loggers=[]

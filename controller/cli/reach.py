@@ -35,7 +35,8 @@ WorkersOpt = Annotated[
     int | None,
     typer.Option(
         "--workers",
-        help="Switches worked on at once (env DPCTL_WORKERS; default 16: docs/lab-seed.md).",
+        help="Switches worked on at once (env DPCTL_WORKERS; default 16, 8 in the embedded "
+        "lab, whose switches share one CPU: docs/lab-seed.md).",
     ),
 ]
 ConnectTimeoutOpt = Annotated[

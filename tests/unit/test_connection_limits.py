@@ -15,7 +15,14 @@ import pytest
 
 from controller.access import SwitchAccess
 from controller.cli.progress import Running
-from controller.connection import CONNECT_TIMEOUT_S, WORKERS, Limits, build_nornir, limits
+from controller.connection import (
+    CONNECT_TIMEOUT_S,
+    LAB_WORKERS,
+    WORKERS,
+    Limits,
+    build_nornir,
+    limits,
+)
 from controller.errors import DpctlError
 from controller.generator import build_fabric
 from controller.intent import load_intent
@@ -29,7 +36,7 @@ LAB = INVENTORY / "lab-dual-arp.yaml"
 def test_defaults_without_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("DPCTL_WORKERS", "DPCTL_CONNECT_TIMEOUT", "DPCTL_COMMAND_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
-    assert Limits() == Limits(WORKERS, CONNECT_TIMEOUT_S, 300.0)
+    assert Limits() == Limits(None, CONNECT_TIMEOUT_S, 300.0)
 
 
 def test_environment_then_options(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,6 +102,20 @@ def test_nornir_gets_the_limits() -> None:
     assert extras["optional_args"]["connect_timeout"] == 4.0
     one = build_nornir(fabric, names, SwitchAccess("u", None, lab=True), workers=1)
     assert one.runner.num_workers == 1  # type: ignore[attr-defined]
+
+
+def test_default_workers_lab_and_real(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded lab's switches share one guest CPU: 8 at once; real switches: 16."""
+    monkeypatch.delenv("DPCTL_WORKERS", raising=False)
+    lab = build_fabric(load_intent(LAB))
+    nr = build_nornir(lab, [s.name for s in lab.switches], SwitchAccess("u", None, lab=True))
+    assert nr.runner.num_workers == LAB_WORKERS == 8  # type: ignore[attr-defined]
+    seed = build_fabric(load_intent(INVENTORY / "lab-seed-dual-arp.yaml"))
+    nr = build_nornir(seed, [s.name for s in seed.switches], SwitchAccess("u", "p"))
+    assert nr.runner.num_workers == WORKERS == 16  # type: ignore[attr-defined]
+    monkeypatch.setenv("DPCTL_WORKERS", "2")
+    nr = build_nornir(seed, [s.name for s in seed.switches], SwitchAccess("u", "p"))
+    assert nr.runner.num_workers == 2  # type: ignore[attr-defined]
 
 
 def test_running_names_the_slowest_switch() -> None:
