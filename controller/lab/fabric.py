@@ -19,6 +19,7 @@ from controller.errors import DpctlError
 from controller.facts import Fabric, Server
 from controller.lab.errors import LabError
 from controller.lab.runtime import down, up
+from controller.lab.scripts import DEFAULT_FRR_DAEMONS
 from controller.lab.session import LabSession
 from controller.lab.substrate import label as substrate_label
 from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_addresses
@@ -100,6 +101,13 @@ def _check_mgmt(fabric: Fabric, topo: LabTopology) -> None:
         raise LabFabricError(
             "addressing.management", "the lab would not give nodes the fabric's addresses"
         )
+
+
+def frr_daemons(fabric: Fabric) -> tuple[str, ...]:
+    """The optional FRR daemons a lab switch runs: bfdd only where the intent has BFD (a
+    bfdd per switch costs guest CPU at start and runs at real-time priority)."""
+    daemons = DEFAULT_FRR_DAEMONS
+    return daemons if fabric.intent.bfd else tuple(d for d in daemons if d != "bfdd")
 
 
 def server_setup_script(fabric: Fabric, server: Server) -> str:
@@ -232,7 +240,7 @@ def bring_up(
     try:
         if progress:
             progress(f"guest, {len(fabric.switches)} switches and {len(fabric.servers)} servers")
-        state = up(lab_topology(fabric), state_dir, prefix=prefix)
+        state = up(lab_topology(fabric), state_dir, prefix=prefix, frr_daemons=frr_daemons(fabric))
         if progress and not bare_servers:
             progress("provisioning servers (bonds, addresses, routes)")
         servers = {} if bare_servers else provision_servers(fabric, state_dir)

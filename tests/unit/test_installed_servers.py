@@ -71,3 +71,12 @@ def test_more_than_a_group_holds_is_refused(whole: Fabric) -> None:
         _with(whole.intent, 129)
     assert info.value.where == "installed_servers_per_group"
     assert info.value.reason == ("129 servers per group, but a group of this fabric holds 128")
+
+
+def test_a_lab_switch_runs_bfdd_only_where_the_intent_has_bfd() -> None:
+    from controller.lab.fabric import frr_daemons
+
+    seed = build_fabric(load_intent(INVENTORY / "lab-seed-dual-arp.yaml"))
+    small = build_fabric(load_intent(INVENTORY / "lab-dual-arp.yaml"))
+    assert (seed.intent.bfd, frr_daemons(seed)) == (False, ("bgpd",))
+    assert (small.intent.bfd, frr_daemons(small)) == (True, ("bgpd", "bfdd"))
