@@ -16,8 +16,9 @@ completes, and its ``commit`` subtask starts when the switch is about to change.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from nornir.core.task import Result, Task
 from controller import opstate
 from controller.access import FabricAccess
 from controller.backups import save_backup
-from controller.connection import build_nornir
+from controller.connection import Limits, build_nornir
 from controller.drivers import bundle
 from controller.drivers.contract import DpctlDriver
 from controller.errors import DpctlError
@@ -79,15 +80,47 @@ def up_peers(connection: DpctlDriver) -> set[str]:
     return {name for name, peer in peers.items() if peer.get("is_up")}
 
 
+class Settled:
+    """The switches of one deploy run whose configuration is in place: committed, or found
+    unchanged. Nornir's worker threads share it.
+
+    A switch's post-check waits only for its sessions to peers of the run that are settled:
+    with more switches than workers, a peer may not even have started (the seed fabric's 16
+    leaves of a plane took all 16 workers, each waited 90 s for spines still queued behind
+    them, and rolled back, 2026-12-06). Of two peers, the one that settles second sees the
+    first settled and checks their session, so every session of the run is still checked."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: set[str] = set()
+
+    def add(self, name: str) -> None:
+        with self._lock:
+            self._names.add(name)
+
+    def discard(self, name: str) -> None:
+        with self._lock:
+            self._names.discard(name)
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._names
+
+
+Wanted = set[str] | Callable[[], set[str]]
+"""The sessions a post-check waits for: fixed, or read again at each poll."""
+
+
 def _wait_sessions(
-    connection: DpctlDriver, wanted: set[str], timeout: float
-) -> tuple[bool, set[str]]:
+    connection: DpctlDriver, wanted: Wanted, timeout: float
+) -> tuple[bool, set[str], set[str]]:
+    """(all wanted up, the sessions up, the sessions wanted) once all are up or at ``timeout``."""
     deadline = time.monotonic() + timeout
-    up: set[str] = set()
     while True:
+        want = wanted() if callable(wanted) else wanted
         up = up_peers(connection)
-        if wanted <= up or time.monotonic() > deadline:
-            return wanted <= up, up
+        if want <= up or time.monotonic() > deadline:
+            return want <= up, up, want
         time.sleep(2.0)
 
 
@@ -95,7 +128,8 @@ def commit_and_check(
     task: Task,
     connection: DpctlDriver,
     config: str,
-    wanted: set[str],
+    wanted: Wanted,
+    settled: Settled,
     revert_in: int | None = None,
 ) -> Result:
     """Commit the loaded candidate (with ``revert_in``: NAPALM's commit-confirm, the switch
@@ -106,14 +140,15 @@ def commit_and_check(
         connection.commit_config()
     else:
         connection.commit_config(revert_in=revert_in)
+    settled.add(name)
     connection.load_replace_candidate(config=config)
     leftover = connection.compare_config()
     connection.discard_config()
     if leftover:
         raise DpctlError(name, f"config does not read back as intended:\n{leftover[:600]}")
-    ok, up = _wait_sessions(connection, wanted, POST_CHECK_TIMEOUT_S)
+    ok, up, want = _wait_sessions(connection, wanted, POST_CHECK_TIMEOUT_S)
     if not ok:
-        raise DpctlError(name, f"BGP sessions not up after commit: {sorted(wanted - up)}")
+        raise DpctlError(name, f"BGP sessions not up after commit: {sorted(want - up)}")
     # routes exchanged while this switch's or a peer's policy was half applied: again
     connection.dpctl.refresh_bgp_routes()
     return Result(host=task.host, result=sorted(up))
@@ -137,13 +172,19 @@ def deploy_task(
     files: Mapping[str, Mapping[str, str]],
     state: StateFolder,
     dry_run: bool,
-    peers_in_run: Mapping[str, set[str]],
+    peers_in_run: Mapping[str, set[str] | Mapping[str, str]],
+    settled: Settled | None = None,
     revert_in: int | None = None,
 ) -> Result:
-    """One switch: compare, back up, commit with post-check, roll back on failure."""
+    """One switch: compare, back up, commit with post-check, roll back on failure.
+
+    ``peers_in_run``: per switch its sessions to other switches of the run, as interface ->
+    peer (:func:`peers_in_run`; the post-check waits for those whose peer is ``settled``)
+    or as a set of interfaces (waited for whatever the peers' state)."""
     outcome = DeviceOutcome()
     name = task.host.name
     start = time.monotonic()
+    settled = settled if settled is not None else Settled()
     try:
         connection = driver_of(task)
         config = bundle.pack(dict(files[name]))
@@ -152,9 +193,10 @@ def deploy_task(
         outcome.changed = bool(outcome.diff)
         if dry_run or not outcome.changed:
             connection.discard_config()
+            settled.add(name)
             outcome.ok = True
             return Result(host=task.host, result=outcome)
-        wanted = up_peers(connection) | peers_in_run.get(name, set())
+        wanted = _wanted(up_peers(connection), peers_in_run.get(name, set()), settled)
         outcome.backup = save_backup(state, name, running_config(connection))
         try:
             done = task.run(
@@ -163,10 +205,12 @@ def deploy_task(
                 connection=connection,
                 config=config,
                 wanted=wanted,
+                settled=settled,
                 revert_in=revert_in,
             )
             outcome.sessions_up = list(done.result)
         except NornirSubTaskError as exc:  # post-check or commit failed: back to the saved one
+            settled.discard(name)
             _roll_back(connection, outcome, exc)
             return Result(host=task.host, result=outcome, failed=True)
         outcome.ok = True
@@ -178,11 +222,19 @@ def deploy_task(
         outcome.seconds = round(time.monotonic() - start, 2)
 
 
-def peers_in_run(devices: Mapping[str, DeviceConfig]) -> dict[str, set[str]]:
-    """Per device, its BGP interfaces to other devices of the same run (their sessions
-    must come up after the run's commits)."""
+def _wanted(before: set[str], in_run: set[str] | Mapping[str, str], settled: Settled) -> Wanted:
+    """The sessions up before the commit, and those to the run's settled peers."""
+    if not isinstance(in_run, Mapping):
+        return before | set(in_run)
+    peers = dict(in_run)
+    return lambda: before | {iface for iface, peer in peers.items() if peer in settled}
+
+
+def peers_in_run(devices: Mapping[str, DeviceConfig]) -> dict[str, dict[str, str]]:
+    """Per device, its BGP interfaces to other devices of the same run and the device at the
+    other end (their sessions must come up once both ends' commits are done)."""
     return {
-        name: {n.interface for n in device.bgp.neighbors if n.peer_device in devices}
+        name: {n.interface: n.peer_device for n in device.bgp.neighbors if n.peer_device in devices}
         for name, device in devices.items()
     }
 
@@ -209,15 +261,17 @@ def deploy(
     processors: Sequence[Processor] = (),
     rendered: Mapping[str, Mapping[str, str]] | None = None,
     lock_held: bool = False,
+    reach: Limits | None = None,
     revert_in: int | None = None,
 ) -> dict[str, DeviceOutcome]:
     """Deploy the selected switches; returns an outcome per device (never raises per device).
 
     ``maintenance`` (a drain step's states) replaces the recorded drain states; ``rendered``
     replaces the rendering step (tests push a config a device rejects). ``lock_held``: the
-    caller holds the fabric's lock (a drain step); otherwise deploy takes it. ``revert_in``:
-    each commit is confirmed later by the caller (``maintain --action apply``) or reverts by
-    itself on the switch after that many seconds.
+    caller holds the fabric's lock (a drain step); otherwise deploy takes it. ``reach``:
+    switches at once and timeouts (default: :class:`~controller.connection.Limits`).
+    ``revert_in``: each commit is confirmed later by the caller (``maintain --action
+    apply``) or reverts by itself on the switch after that many seconds.
     """
     names = select_devices(fabric, plane, device)
     if lock_held:
@@ -227,7 +281,8 @@ def deploy(
             maintenance = _drain_states(fabric, state, names, dry_run)
         devices = structured_configs(fabric, names, maintenance)
         files = rendered or render_configs(fabric, devices).files
-        nr = build_nornir(fabric, names, access.switches).with_processors(list(processors))
+        nr = build_nornir(fabric, names, access.switches, reach=reach)
+        nr = nr.with_processors(list(processors))
         try:
             results = nr.run(
                 task=deploy_task,
@@ -235,6 +290,7 @@ def deploy(
                 state=state,
                 dry_run=dry_run,
                 peers_in_run=peers_in_run(devices),
+                settled=Settled(),
                 revert_in=revert_in,
             )
         finally:

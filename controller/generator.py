@@ -51,13 +51,21 @@ def size_intent(intent: FabricIntent) -> Sizing:
                 f"model {model.name} does not run platform {intent.platform!r} "
                 f"(it runs: {', '.join(model.platforms)})",
             )
-    return size_fabric(
+    sizing = size_fabric(
         intent.switches.leaf,
         intent.switches.spine,
         server_count(intent),
         intent.gpus_per_server,
         where,
     )
+    installed = intent.installed_servers_per_group
+    if installed is not None and installed > sizing.servers_per_group:
+        raise IntentError(
+            "installed_servers_per_group",
+            f"{installed} servers per group, but a group of this fabric holds "
+            f"{sizing.servers_per_group}",
+        )
+    return sizing
 
 
 def _rails_of_leaf(sizing: Sizing, leaf_index: int) -> tuple[int, ...]:
@@ -265,9 +273,12 @@ def build_servers_and_host_links(
     }
     servers: list[Server] = []
     links: list[Link] = []
+    installed = intent.installed_servers_per_group or sizing.servers_per_group
     for number in range(1, sizing.servers + 1):
         group = (number - 1) // sizing.servers_per_group + 1
         position = (number - 1) % sizing.servers_per_group
+        if position >= installed:
+            continue  # not racked yet: keeps its number, address and ports for later
         name = intent.naming.server.format(server=number, group=group)
         nics = []
         for rail in range(1, sizing.gpus_per_server + 1):

@@ -324,6 +324,13 @@ class FabricIntent(_Strict):
     servers: Count | None = Field(default=None, description="GPU servers (or give gpus)")
     gpus: Count | None = Field(default=None, description="Total GPUs (or give servers)")
     gpus_per_server: Integer = Field(default=8, ge=1, le=64)
+    installed_servers_per_group: Count | None = Field(
+        default=None,
+        description="Servers cabled so far in each group, its first N positions: the switch "
+        "layer is built and configured for the whole cluster, servers, their cables, host "
+        "ports' per-server settings and checks only for these (a cluster racked in phases; "
+        "the seed-scale lab's server sample). Default: every server",
+    )
     planes: tuple[Plane, Plane] = Field(
         default=(Plane(id=1), Plane(id=2)), json_schema_extra={"allOf": PLANES_ONE_AND_TWO}
     )

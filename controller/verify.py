@@ -16,7 +16,7 @@ from nornir.core.task import Result, Task
 
 from controller import platforms
 from controller.access import FabricAccess
-from controller.connection import build_nornir
+from controller.connection import Limits, build_nornir
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.types import QosState
 from controller.facts import Fabric
@@ -353,13 +353,17 @@ def verify(
     state: StateFolder,
     plane: int | None = None,
     processors: Sequence[Processor] = (),
+    reach: Limits | None = None,
 ) -> list[Check]:
-    """The live fabric (or one plane) against the intent; progress to Nornir processors."""
+    """The live fabric (or one plane) against the intent; progress to Nornir processors.
+    ``reach``: switches read at once and timeouts (default: :class:`Limits`); a switch that
+    does not answer within them fails its "reachable" check, the others are read meanwhile."""
     names = select_devices(fabric, plane, None)
     evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
     book = state.leaf_states(fabric)  # a corrupt record stops verify before any switch
     devices = structured_configs(fabric, names)
-    nr = build_nornir(fabric, names, access.switches).with_processors(list(processors))
+    nr = build_nornir(fabric, names, access.switches, reach=reach)
+    nr = nr.with_processors(list(processors))
     try:
         results = nr.run(task=collect, evpn=evpn)
     finally:

@@ -19,7 +19,16 @@ from controller.cli.common import (
     print_json,
 )
 from controller.cli.progress import SwitchProgress
-from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
+from controller.cli.reach import (
+    CommandTimeoutOpt,
+    ConnectTimeoutOpt,
+    TargetOpt,
+    WorkersOpt,
+    fabric_access,
+    target_line,
+    target_summary,
+)
+from controller.connection import limits
 from controller.deploy import DeviceOutcome
 from controller.deploy import deploy as run_deploy
 from controller.errors import DpctlError
@@ -62,11 +71,15 @@ def deploy(
     ] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print each device's diff.")] = False,
     target: TargetOpt = "auto",
+    workers: WorkersOpt = None,
+    connect_timeout: ConnectTimeoutOpt = None,
+    command_timeout: CommandTimeoutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Push the rendered configs (replace), post-check each switch, roll back a failing one."""
     label = "deploy" + (" (dry run)" if dry_run else "")
     try:
+        reach = limits(workers, connect_timeout, command_timeout)
         built, state = load_with_state(ctx, fabric)
         access = fabric_access(built, target)
         count = len(built.switches_in(plane=plane)) if device is None else 1
@@ -79,6 +92,7 @@ def deploy(
                 device=device,
                 dry_run=dry_run,
                 processors=[bar],
+                reach=reach,
             )
     except DpctlError as exc:
         fail(exc, as_json)

@@ -3,29 +3,81 @@ processor events, and a one-line "which step now" for drain, undrain and lab up.
 
 from __future__ import annotations
 
+import threading
+import time
 from types import TracebackType
 
 from nornir.core.inventory import Host
 from nornir.core.task import AggregatedResult, MultiResult, Task
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.progress import Progress as RichProgress
+from rich.progress import Task as RichTask
+from rich.text import Text
 
 from controller.cli.common import err
 from controller.cli.output import live_enabled
 
 
+class Running:
+    """The switches being worked on now and since when (Nornir's worker threads add and
+    remove them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._since: dict[str, float] = {}
+
+    def start(self, name: str) -> None:
+        with self._lock:
+            self._since[name] = time.monotonic()
+
+    def stop(self, name: str) -> None:
+        with self._lock:
+            self._since.pop(name, None)
+
+    def summary(self, now: float | None = None) -> str:
+        """ "N running, slowest NAME S s": the switch that has taken longest so far is named
+        while the others go on (a frozen one stays named until its timeout)."""
+        with self._lock:
+            since = dict(self._since)
+        if not since:
+            return ""
+        name = min(since, key=lambda n: (since[n], n))
+        age = (now if now is not None else time.monotonic()) - since[name]
+        return f"{len(since)} running, slowest {name} {age:.0f} s"
+
+
+class RunningColumn(ProgressColumn):
+    """Rendered at each refresh of the bar, so the slowest switch's age counts up live."""
+
+    def __init__(self, running: Running) -> None:
+        super().__init__()
+        self.running = running
+
+    def render(self, task: RichTask) -> Text:
+        return Text(self.running.summary(), style="dim")
+
+
 class SwitchProgress:
     """A Nornir processor: one bar step per switch whose task completes; the switch's name
-    and its subtask (``commit``) while it runs. Use as a context manager around the run."""
+    and its subtask (``commit``) while it runs, how many run and which one is slowest. Use as
+    a context manager around the run."""
 
     def __init__(self, total: int, label: str, enabled: bool) -> None:
         self.enabled = enabled and live_enabled(err, False)
         self.label = label
+        self.running = Running()
         self._bar = RichProgress(
-            TextColumn(label),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            RunningColumn(self.running),
             console=err,
             disable=not self.enabled,
         )
@@ -51,9 +103,10 @@ class SwitchProgress:
         return None
 
     def task_instance_started(self, task: Task, host: Host) -> None:
-        return None
+        self.running.start(host.name)
 
     def task_instance_completed(self, task: Task, host: Host, result: MultiResult) -> None:
+        self.running.stop(host.name)
         self._bar.advance(self._task)
 
     def subtask_instance_started(self, task: Task, host: Host) -> None:

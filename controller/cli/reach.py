@@ -31,6 +31,32 @@ TargetOpt = Annotated[
 ]
 
 
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Switches worked on at once (env DPCTL_WORKERS; default 16, 8 in the embedded "
+        "lab, whose switches share one CPU: docs/lab-seed.md).",
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--connect-timeout",
+        help="Seconds for a switch's TCP connect, SSH banner and login before it is named "
+        "unreachable (env DPCTL_CONNECT_TIMEOUT; default 30).",
+    ),
+]
+CommandTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--command-timeout",
+        help="Seconds a command on a switch may stay silent (env DPCTL_COMMAND_TIMEOUT; "
+        "default 300).",
+    ),
+]
+
+
 def _embedded(fabric: Fabric) -> FabricAccess | None:
     access = lab_access(lab_dir(fabric.intent.name))
     return None if access is None else dataclasses.replace(access, source="embedded")

@@ -20,7 +20,16 @@ from controller.cli.common import (
 )
 from controller.cli.output import verify_summary
 from controller.cli.progress import SwitchProgress
-from controller.cli.reach import TargetOpt, fabric_access, target_line, target_summary
+from controller.cli.reach import (
+    CommandTimeoutOpt,
+    ConnectTimeoutOpt,
+    TargetOpt,
+    WorkersOpt,
+    fabric_access,
+    target_line,
+    target_summary,
+)
+from controller.connection import limits
 from controller.errors import DpctlError
 from controller.maintain.state import unfinished_check
 from controller.traffic import TrafficReport, check_traffic, validate
@@ -60,15 +69,19 @@ def verify(
     traffic: TrafficOpt = False,
     seconds: SecondsOpt = 3.0,
     target: TargetOpt = "auto",
+    workers: WorkersOpt = None,
+    connect_timeout: ConnectTimeoutOpt = None,
+    command_timeout: CommandTimeoutOpt = None,
 ) -> None:
     """Check the live fabric against the intent: BGP, LLDP, routes, EVPN ES, RoCE, drain state."""
     try:
         if traffic:
             validate(seconds)  # a bad option fails before anything runs
+        reach = limits(workers, connect_timeout, command_timeout)
         built, state = load_with_state(ctx, fabric)
         access = fabric_access(built, target)
         with SwitchProgress(len(built.switches_in(plane=plane)), "verify", not as_json) as bar:
-            checks = run_verify(built, access, state, plane=plane, processors=[bar])
+            checks = run_verify(built, access, state, plane=plane, processors=[bar], reach=reach)
         rollout = unfinished_check(state, built)  # a stopped `dpctl maintain` is named
         checks += [rollout] if rollout else []
         report = check_traffic(built, access, state, seconds=seconds) if traffic else None

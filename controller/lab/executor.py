@@ -7,6 +7,7 @@ itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -63,8 +64,11 @@ def exec_over_ssh(
         chan.settimeout(timeout)
         chan.exec_command(command)
         if stdin is not None:
-            chan.sendall(stdin)
-        chan.shutdown_write()
+            # it may end before reading all its input: its status and stderr then say why
+            with contextlib.suppress(OSError):
+                chan.sendall(stdin)
+        if not chan.closed:
+            chan.shutdown_write()
         out, err = _drain(chan)
         return chan.recv_exit_status(), out, err
     except TimeoutError as exc:

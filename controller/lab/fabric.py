@@ -19,6 +19,7 @@ from controller.errors import DpctlError
 from controller.facts import Fabric, Server
 from controller.lab.errors import LabError
 from controller.lab.runtime import down, up
+from controller.lab.scripts import DEFAULT_FRR_DAEMONS
 from controller.lab.session import LabSession
 from controller.lab.substrate import label as substrate_label
 from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_addresses
@@ -66,8 +67,8 @@ def lab_dir(fabric_name: str) -> Path:
 
 
 def lab_topology(fabric: Fabric) -> LabTopology:
-    """Nodes in facts order (switches, then servers), so the lab hands out the fabric's
-    management addresses; ports and cables exactly as in the cabling plan."""
+    """Nodes in facts order (switches, then servers) with the fabric's management
+    addresses; ports and cables exactly as in the cabling plan."""
     ports: dict[str, list[str]] = {s.name: [] for s in fabric.switches}
     ports.update({s.name: [] for s in fabric.servers})
     cables = []
@@ -76,8 +77,12 @@ def lab_topology(fabric: Fabric) -> LabTopology:
         ports[link.z_device].append(link.z_port)
         cables.append(LabCable(link.a_device, link.a_port, link.z_device, link.z_port))
     nodes = [
-        LabNode(s.name, "switch", s.role, s.plane, tuple(ports[s.name])) for s in fabric.switches
-    ] + [LabNode(s.name, "server", "server", None, tuple(ports[s.name])) for s in fabric.servers]
+        LabNode(s.name, "switch", s.role, s.plane, tuple(ports[s.name]), s.mgmt_ip)
+        for s in fabric.switches
+    ] + [
+        LabNode(s.name, "server", "server", None, tuple(ports[s.name]), s.mgmt_ip)
+        for s in fabric.servers
+    ]
     topo = LabTopology(
         name=fabric.intent.name,
         nodes=tuple(nodes),
@@ -96,6 +101,13 @@ def _check_mgmt(fabric: Fabric, topo: LabTopology) -> None:
         raise LabFabricError(
             "addressing.management", "the lab would not give nodes the fabric's addresses"
         )
+
+
+def frr_daemons(fabric: Fabric) -> tuple[str, ...]:
+    """The optional FRR daemons a lab switch runs: bfdd only where the intent has BFD (a
+    bfdd per switch costs guest CPU at start and runs at real-time priority)."""
+    daemons = DEFAULT_FRR_DAEMONS
+    return daemons if fabric.intent.bfd else tuple(d for d in daemons if d != "bfdd")
 
 
 def server_setup_script(fabric: Fabric, server: Server) -> str:
@@ -228,7 +240,7 @@ def bring_up(
     try:
         if progress:
             progress(f"guest, {len(fabric.switches)} switches and {len(fabric.servers)} servers")
-        state = up(lab_topology(fabric), state_dir, prefix=prefix)
+        state = up(lab_topology(fabric), state_dir, prefix=prefix, frr_daemons=frr_daemons(fabric))
         if progress and not bare_servers:
             progress("provisioning servers (bonds, addresses, routes)")
         servers = {} if bare_servers else provision_servers(fabric, state_dir)

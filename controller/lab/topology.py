@@ -23,6 +23,9 @@ class LabNode:
     role: str  # leaf | spine | server
     plane: int | None
     ports: tuple[str, ...]
+    mgmt_ip: str | None = None
+    """Its management address; None: the next one in node order. A fabric with servers not
+    racked yet (``installed_servers_per_group``) has gaps, which the lab keeps."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,20 @@ def mgmt_addresses(topo: LabTopology) -> tuple[str, dict[str, str], int]:
     hosts = net.hosts()
     try:
         bridge = str(next(hosts))
-        addrs = {n.name: str(next(hosts)) for n in topo.nodes}
+        addrs = {n.name: n.mgmt_ip or str(next(hosts)) for n in topo.nodes}
     except StopIteration:
         raise LabTopologyError(
             f"mgmt_subnet {topo.mgmt_subnet} too small for {len(topo.nodes)} nodes"
         ) from None
+    for name, addr in addrs.items():
+        try:
+            inside = ipaddress.IPv4Address(addr) in net and addr != bridge
+        except ValueError:
+            inside = False
+        if not inside or addr in (str(net.network_address), str(net.broadcast_address)):
+            raise LabTopologyError(f"node {name}: management address {addr} not a host of {net}")
+    if len(set(addrs.values())) != len(addrs):
+        raise LabTopologyError("two nodes have the same management address")
     return bridge, addrs, net.prefixlen
 
 

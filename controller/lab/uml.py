@@ -235,7 +235,14 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
     """``unshare --pid --kill-child sh -c 'linux.uml "$@"; ...' linux.uml ...``: the guest
     and every process of it live in a PID namespace that ends with the UML kernel.
     ``dplstate=`` marks it as this lab's (unknown kernel words reach init as environment
-    variables)."""
+    variables).
+
+    ``gro=1``: the tap carries offloaded (GSO) frames from this machine, which UML's vector
+    driver drops unless GRO is on ("Incoming GSO frames and GRO disabled on the interface"
+    in the console; the kernel's UML howto, "gro"). Without it every large write to the
+    guest (a deploy's config archive) crawled through TCP retransmits: a 2 MiB upload took
+    104 s against 0.5 s with it, and the multi-group lab's deploy of 12 switches 24 min
+    before its SSH channels timed out (2026-12-06, docs/lab-seed.md)."""
     sdir = state.path
     udir = uml_dir(sdir)
     udir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -256,7 +263,7 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
         "ssl=null",
         f"umid={umid(state.prefix, sdir)}",
         f"uml_dir={udir}",
-        f"{GUEST_IF}:transport=tap,ifname={tap}",
+        f"{GUEST_IF}:transport=tap,ifname={tap},gro=1",
         f"dplstate={sdir}",
         f"dplguest={guest_ip}",
     ]

@@ -81,6 +81,31 @@ def test_validate_rejects(topo: LabTopology, message: str) -> None:
         validate(topo, "dpa-")
 
 
+def test_mgmt_addresses_keep_a_nodes_own_address() -> None:
+    """A fabric with servers not racked yet has gaps in its management addresses: a node
+    that names its address keeps it, the others take the next free one in order."""
+    srv = replace(TOPO.nodes[2], mgmt_ip="172.30.0.6")
+    _bridge, addrs, _plen = mgmt_addresses(replace(TOPO, nodes=(*TOPO.nodes[:2], srv)))
+    assert addrs == {"leaf1": "172.30.0.2", "spine1": "172.30.0.3", "srv1": "172.30.0.6"}
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("172.30.0.9", "node srv1: management address 172.30.0.9 not a host of 172.30.0.0/29"),
+        ("172.30.0.7", "node srv1: management address 172.30.0.7 not a host of 172.30.0.0/29"),
+        ("172.30.0.1", "node srv1: management address 172.30.0.1 not a host of 172.30.0.0/29"),
+        ("not-an-ip", "node srv1: management address not-an-ip not a host of 172.30.0.0/29"),
+        ("172.30.0.2", "two nodes have the same management address"),
+    ],
+)
+def test_mgmt_addresses_refuse_a_bad_own_address(address: str, message: str) -> None:
+    srv = replace(TOPO.nodes[2], mgmt_ip=address)
+    with pytest.raises(LabTopologyError) as info:
+        mgmt_addresses(replace(TOPO, nodes=(*TOPO.nodes[:2], srv)))
+    assert str(info.value) == message
+
+
 def test_validate_rejects_bad_prefix() -> None:
     with pytest.raises(LabTopologyError, match="prefix"):
         validate(TOPO, "Bad_")

@@ -110,7 +110,7 @@ def test_the_uml_command_line(tmp_path: Path) -> None:
     # this machine's root, read-only; an init of the lab's own from the state folder
     assert {"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro"} <= set(cmd)
     assert f"init={tmp_path}/guest/uml-init" in cmd and f"dplstate={tmp_path}" in cmd
-    assert "mem=1536M" in cmd and "vec0:transport=tap,ifname=dpl-u12ab30" in cmd
+    assert "mem=1536M" in cmd and "vec0:transport=tap,ifname=dpl-u12ab30,gro=1" in cmd
     assert f"uml_dir={tmp_path}/guest/uml" in cmd
     assert next(a for a in cmd if a.startswith("umid=")).startswith("umid=dpl-lab0-")
     assert os.access(tmp_path / "guest" / "uml-init", os.X_OK)

@@ -276,3 +276,63 @@ def test_a_refresh_the_switch_refuses_fails_the_post_check_and_rolls_back(
     assert not outcome.ok and outcome.rolled_back, outcome
     assert outcome.error and "clear bgp * soft" in outcome.error
     assert switch.calls[-1] == "rollback"
+
+
+class _World:
+    """Two switches' BGP session: up once both have committed their config."""
+
+    def __init__(self) -> None:
+        self.committed: set[str] = set()
+
+
+class _Peer(_FakeSwitch):
+    def __init__(self, world: _World, name: str, iface: str) -> None:
+        super().__init__()
+        self.world, self.name, self.iface = world, name, iface
+
+    def commit_config(self) -> None:
+        super().commit_config()
+        self.world.committed.add(self.name)
+
+    def get_bgp_neighbors(self) -> dict[str, Any]:
+        self.calls.append("sessions")
+        up = len(self.world.committed) == 2
+        return {"global": {"peers": {self.iface: {"is_up": up}}}}
+
+
+def test_more_switches_than_workers_post_check_waits_only_for_settled_peers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One worker for a leaf and its spine: the leaf commits while the spine has not started,
+    so its post-check cannot wait for that session (it would time out and roll back, as the
+    48-switch lab's first 16 leaves did); the spine, settling second, checks it."""
+    import controller.deploy as deploy_module
+    from controller.deploy import peers_in_run
+
+    monkeypatch.setattr(deploy_module, "POST_CHECK_TIMEOUT_S", 4.0)
+    fabric = build_fabric(load_intent(LAB))
+    leaf, spine = "p1-g1-leaf1", "p1-spine1"
+    devices = {n: build_device(fabric, n) for n in (leaf, spine)}
+    in_run = peers_in_run(devices)
+    assert set(in_run[leaf].values()) == {spine} and set(in_run[spine].values()) == {leaf}
+    world = _World()
+    switches = {
+        leaf: _Peer(world, leaf, next(iter(in_run[leaf]))),
+        spine: _Peer(world, spine, next(iter(in_run[spine]))),
+    }
+    nr = build_nornir(fabric, [leaf, spine], SwitchAccess("u", None, lab=True), workers=1)
+    for name, switch in switches.items():
+        connection = SimpleNamespace(connection=switch, close=lambda: None)
+        nr.inventory.hosts[name].connections[CONNECTION_NAME] = connection  # type: ignore[assignment]
+    result = nr.run(
+        task=deploy_task,
+        files={leaf: {"frr.conf": "router bgp 65100\n"}, spine: {"frr.conf": "router bgp 1\n"}},
+        state=StateFolder.for_intent("lab-dual-arp", None),
+        dry_run=False,
+        peers_in_run=in_run,
+        settled=deploy_module.Settled(),
+    )
+    outcomes = {n: result[n][0].result for n in (leaf, spine)}
+    assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
+    assert outcomes[leaf].seconds < 2.0  # it did not wait out the post-check's timeout
+    assert outcomes[spine].sessions_up == [switches[spine].iface]

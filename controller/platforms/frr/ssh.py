@@ -148,8 +148,9 @@ def connect(
     hostname: str, username: str, password: str | None, timeout: float, args: dict[str, Any]
 ) -> tuple[paramiko.SSHClient, Jump | None]:
     """Log in to ``hostname`` (through ``args["jump_host"]`` when given); an unreachable
-    switch fails within CONNECT_TIMEOUT_S. Raises OSError or paramiko.SSHException."""
-    wait = min(timeout, CONNECT_TIMEOUT_S)
+    switch fails within ``args["connect_timeout"]`` (default CONNECT_TIMEOUT_S) at each of
+    TCP connect, banner and login. Raises OSError or paramiko.SSHException."""
+    wait = min(timeout, float(args.get("connect_timeout", CONNECT_TIMEOUT_S)))
     port = int(args.get("port", 22))
     jump: Jump | None = None
     sock = None

@@ -1,0 +1,155 @@
+"""The CI's multi-group lab (inventory/lab-multi-dual-arp.yaml): what the 8-switch lab lacks, at
+a size CI can run. 12 switches of the virtual VLAB-8 (4 leaves and 2 spines per plane), 2
+parallel links per leaf-spine pair, 2 rails per group, 2 groups, one 2-GPU server per group
+(``installed_servers_per_group``; the seed-scale lab's way of sampling servers, docs/lab-seed.md).
+
+lab up -> deploy (both planes) -> verify: LLDP port by port on the parallel links, one BGP
+session per link, every check -> probe flows on every rail of both planes, across the groups ->
+a switch whose sshd is frozen (SIGSTOP) is named unreachable within the connect timeout while
+every other switch is verified -> lab down, nothing left.
+
+Its own lab and prefix (DPCTL_TEST_LAB_PREFIX's first three characters and ``m-``: ``dpim-``),
+so it never shares namespaces with the shared labs of tests/lab/conftest.py; it comes down
+even after a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.connection import Limits
+from controller.generator import build_fabric
+from controller.intent import load_intent
+from controller.lab import LabSession, down
+from controller.lab.access import lab_access
+from controller.lab.fabric import bring_up, lab_dir
+from controller.lab.scripts import run_dir
+from controller.opstate import StateFolder
+from controller.verify import verify
+from tests.conftest import INVENTORY, run_cli
+from tests.lab.conftest import PREFIX, Lab, leftovers, require_lab
+
+pytestmark = pytest.mark.lab
+INTENT = INVENTORY / "lab-multi-dual-arp.yaml"
+MULTI_PREFIX = PREFIX[:3] + "m-"
+TIMES: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    require_lab(MULTI_PREFIX)
+    root = tmp_path_factory.mktemp("lab-multi")
+    saved = {k: os.environ.get(k) for k in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX")}
+    os.environ.update(
+        DPCTL_LAB_DIR=str(root / "labs"),
+        DPCTL_STATE_DIR=str(root / "state"),
+        DPCTL_LAB_PREFIX=MULTI_PREFIX,
+    )
+    fabric = build_fabric(load_intent(INTENT))
+    state_dir = lab_dir(fabric.intent.name)
+    began = time.monotonic()
+    try:
+        up = bring_up(fabric, state_dir, prefix=MULTI_PREFIX)
+        TIMES["lab up"] = time.monotonic() - began
+        access = lab_access(state_dir)
+        assert access is not None
+        state = StateFolder.for_intent(fabric.intent.name, INTENT)
+        yield Lab("dual-arp", INTENT, fabric, state_dir, access, state, up)
+    finally:
+        down(state_dir, prefix=MULTI_PREFIX)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        print(f"\nmulti-group lab times (s): { {k: round(v, 1) for k, v in TIMES.items()} }")
+
+
+def test_the_fabric_has_what_the_small_lab_lacks(multi: Lab) -> None:
+    sizing = multi.fabric.sizing
+    assert (sizing.links_per_leaf_spine_pair, sizing.groups, sizing.leaves_per_group) == (2, 2, 2)
+    assert [s.name for s in multi.fabric.servers] == ["srv0001", "srv0003"]
+    groups = {s.name: s.group for s in multi.fabric.servers}
+    assert groups == {"srv0001": 1, "srv0003": 2}
+
+
+def test_deploy_then_every_check_passes_per_parallel_link(multi: Lab) -> None:
+    began = time.monotonic()
+    result = run_cli("deploy", "-f", str(INTENT), "--json")
+    TIMES["deploy"] = time.monotonic() - began
+    assert result.exit_code == 0, result.stdout
+    began = time.monotonic()
+    deadline = began + 120  # the leaves learn their servers from the next ARP
+    while True:
+        checks = verify(multi.fabric, multi.access, multi.state)
+        if all(c.ok for c in checks) or time.monotonic() >= deadline:
+            break
+        time.sleep(5)
+    TIMES["verify converged"] = time.monotonic() - began
+    assert [c.to_dict() for c in checks if not c.ok] == []
+    lldp = {c.device: c.found for c in checks if c.check == "lldp-cabling"}
+    assert lldp["p1-g2-leaf1"]["swp5"] == "p1-spine1:swp5"  # the pair's two links, each
+    assert lldp["p1-g2-leaf1"]["swp6"] == "p1-spine1:swp6"  # seen on its own port
+    assert lldp["p1-spine1"]["swp6"] == "p1-g2-leaf1:swp6"
+    with LabSession.open(multi.state_dir) as s:
+        for switch in multi.fabric.switches:
+            cabled = {
+                lk.a_port if lk.a_device == switch.name else lk.z_port
+                for lk in multi.fabric.links_by_device[switch.name]
+                if lk.kind != "host"
+            }
+            assert s.bgp_established(switch.name) == cabled  # one session per link
+            assert len(cabled) == (8 if switch.role == "spine" else 5)  # 4x2; 2x2 + AUX
+
+
+def test_traffic_every_rail_both_planes_across_groups(multi: Lab) -> None:
+    began = time.monotonic()
+    result = run_cli("verify", "-f", str(INTENT), "--traffic", "--seconds", "2", "--json")
+    TIMES["verify --traffic"] = time.monotonic() - began
+    body = json.loads(result.stdout)
+    assert result.exit_code == 0, [c for c in body["checks"] if not c["ok"]] or body["traffic"]
+    rows = body["traffic"]["rows"]
+    assert {(r["rail"], r["plane"]) for r in rows} == {(1, 1), (1, 2), (2, 1), (2, 2)}
+    assert all(r["lost"] == 0 and r["sent"] > 0 for r in rows)
+
+
+def test_frozen_switch_is_named_and_the_others_verified(multi: Lab) -> None:
+    """A spine's sshd stopped with SIGSTOP (its kernel still accepts the TCP connection, no
+    banner comes): verify names it unreachable once the connect timeout passes (paramiko
+    logs "Error reading SSH protocol banner", then raises "No existing session"), reads
+    every other switch meanwhile, and ends within that timeout plus a normal verify."""
+    victim = "p2-spine2"
+    pid_file = f"{run_dir(MULTI_PREFIX)}/{victim}.sshd.pid"
+    began = time.monotonic()
+    verify(multi.fabric, multi.access, multi.state)
+    normal = time.monotonic() - began
+    with LabSession.open(multi.state_dir) as s:
+        rc, _out, err = s.root_run(f'kill -STOP "$(cat {pid_file})"')[:3]
+        assert rc == 0, err
+        try:
+            began = time.monotonic()
+            checks = verify(multi.fabric, multi.access, multi.state, reach=Limits(4, 5.0, 60.0))
+            took = time.monotonic() - began
+        finally:
+            s.root_run(f'kill -CONT "$(cat {pid_file})"')
+    TIMES["verify, one switch frozen"] = took
+    failed = [c for c in checks if not c.ok]
+    assert [(c.device, c.check) for c in failed] == [(victim, "reachable")], failed
+    address = multi.fabric.switch_by_name[victim].mgmt_ip
+    assert f"cannot connect to {address}" in str(failed[0].found)
+    others = {c.device for c in checks if c.device != victim}
+    assert others == {s.name for s in multi.fabric.switches} - {victim}
+    assert took < 5.0 + normal + 30, (took, normal)
+
+
+def test_lab_down_leaves_nothing(multi: Lab) -> None:
+    result = run_cli("lab", "down", "-f", str(INTENT), "--json")
+    assert result.exit_code == 0, result.stdout
+    assert leftovers(MULTI_PREFIX) == {k: [] for k in leftovers(MULTI_PREFIX)}
+    assert not Path(multi.state_dir, "lab.json").exists()
