@@ -127,6 +127,26 @@ def _verify_state(verify: dict[str, Any], owner: dict[str, str], where: str) -> 
     return found
 
 
+def _accept_state(accept: dict[str, Any], owner: dict[str, str], where: str) -> _VerifyState:
+    """A `dpctl accept --json` run on the picture: each failing finding's device box failed,
+    its port's cable drawn as down (the bundle it is in)."""
+    rows = accept.get("findings")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and {"status", "device", "port"} <= r.keys() for r in rows
+    ):
+        raise StateFileError(where, "not the JSON of `dpctl accept --json` (a 'findings' list)")
+    found = _VerifyState()
+    for r in rows:
+        device = str(r["device"])
+        if r["status"] != "fail" or device not in owner:
+            continue
+        found.box_state[owner[device]] = "failed"
+        found.notes[owner[device]].append(f"{r['element']}: {r['what']}")
+        if r["port"]:
+            found.down_ports.add((device, str(r["port"])))
+    return found
+
+
 def _bundle_state(
     fabric: Fabric,
     owner: dict[str, str],
@@ -172,11 +192,20 @@ def apply_state(
     simulate: dict[str, Any] | None = None,
     verify_name: str = "--verify",
     simulate_name: str = "--simulate",
+    accept: dict[str, Any] | None = None,
 ) -> Drawing:
     """Colour the picture with a verify run (drained, failed, unreachable devices; cables whose
     BGP session is down) and, if given, a simulate run's per-link loads (highest per bundle)."""
     owner = box_of(drawing.boxes)
     seen = _verify_state(verify, owner, verify_name) if verify is not None else _VerifyState()
+    if accept is not None:
+        more = _accept_state(accept, owner, "accept.json")
+        seen.down_ports |= more.down_ports
+        for box, state in more.box_state.items():
+            if STATE_RANK[state] > STATE_RANK[seen.box_state.get(box, "ok")]:
+                seen.box_state[box] = state
+        for box, notes in more.notes.items():
+            seen.notes[box] = notes + seen.notes.get(box, [])
     loads = _link_loads(simulate, fabric, simulate_name) if simulate is not None else {}
     down, load_of = _bundle_state(fabric, owner, seen.down_ports, loads)
     boxes = tuple(
@@ -195,12 +224,12 @@ def apply_state(
         )
         for b in drawing.bundles
     )
-    legend = _legend(drawing, verify is not None, simulate is not None, peak)
+    legend = _legend(drawing, verify is not None or accept is not None, simulate is not None, peak)
     return replace(
         drawing,
         boxes=boxes,
         bundles=bundles,
-        has_state=verify is not None,
+        has_state=verify is not None or accept is not None,
         has_load=simulate is not None,
         max_load=peak,
         legend=legend,

@@ -83,6 +83,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.ansible_inventory",
             "controller.traffic",
             "controller.traffic_ansible",
+            "controller.accept",
             "controller.pipeline",
         ),
     ),
