@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.accept.cabling import Action, Cable, cable, end_name, punch_list
-from controller.accept.localise import Probed, localise
+from controller.accept.localise import Probed, Suspect, localise
 from controller.accept.probes import PlannedProbe, cable_name
 from controller.accept.result import Finding, failed, passed, skipped
 from controller.facts import Fabric, Link
@@ -207,29 +207,48 @@ def server_probe_findings(
 def localisation_findings(
     probes: list[PlannedProbe], results: list[dict[str, Any]], evidence: Mapping[str, str]
 ) -> list[Finding]:
-    """The elements the failing server flows share, named with the evidence."""
-    probed = [Probed(p.flow.name, flow_ok(r), p.path) for p, r in zip(probes, results, strict=True)]
-    senders = {p.path[0]: p for p, r in zip(probes, results, strict=True) if r.get("send_errors")}
-    rows = []
-    for suspect in localise(probed, evidence):
-        names = " or ".join(suspect.elements) or "no single element"
-        own = "; ".join(suspect.own_evidence)
-        mtu = [e for e in suspect.elements if e in senders]
-        what = f"{len(suspect.probes)} failing flow(s) all pass through {names}" + (
-            f" ({own})" if own else ""
+    """The elements the failing server flows share, named with the evidence: the elements'
+    own checks, and a sender that could not put full-size frames on its pinned port."""
+    pairs = list(zip(probes, results, strict=True))
+    probed = [Probed(p.name, flow_ok(r), p.path, p.sure) for p, r in pairs]
+    senders = {p.path[0]: p for p, r in pairs if r.get("send_errors")}
+    known = dict(evidence)
+    for element, p in senders.items():
+        known.setdefault(
+            element, f"{p.flow.src}:{p.flow.pin} could not send {p.flow.size}-byte frames"
         )
-        if mtu:
-            what += "; full-size frames could not be sent on it: MTU below the plan"
-            flow = senders[mtu[0]].flow
-            fix = (
-                f"set the MTU of {flow.src}:{flow.pin} to the planned {flow.size} (dpctl hosts), "
-                "or replace the port if it is down"
-            )
-        elif suspect.exact:
-            fix = f"check {names}: cable, transceivers, both ports"
-        else:
-            fix = f"one of {names}: the traffic cannot tell them apart; check each"
-        rows.append(
-            failed("localisation", names, what, fix, evidence={"probes": list(suspect.probes)})
+    return [_suspect_row(s, senders, evidence) for s in localise(probed, known)]
+
+
+def _down(evidence: str) -> bool:
+    return any(w in evidence for w in ("link down", "no link", "admin down"))
+
+
+def _suspect_row(
+    suspect: Suspect, senders: Mapping[str, PlannedProbe], evidence: Mapping[str, str]
+) -> Finding:
+    names = " or ".join(suspect.elements)
+    own = "; ".join(suspect.own_evidence)
+    flows = {"probes": list(suspect.probes)}
+    if not suspect.elements:
+        return failed(
+            "localisation",
+            "no single element",
+            f"{len(suspect.probes)} failing flow(s) cross only elements other flows crossed "
+            "fine: look at their far side (the receiving server's ports) and the rows above",
+            "check the receiving servers' ports of these flows",
+            evidence=flows,
         )
-    return rows
+    what = f"{len(suspect.probes)} failing flow(s) all pass through {names}" + (
+        f" ({own})" if own else ""
+    )
+    mtu = [e for e in suspect.elements if e in senders and not _down(evidence.get(e, ""))]
+    if mtu:
+        flow = senders[mtu[0]].flow
+        what += "; the port is up but full-size frames could not leave it: its MTU is too small"
+        fix = f"set the MTU of {flow.src}:{flow.pin} to the planned {flow.size} (dpctl hosts)"
+    elif suspect.exact:
+        fix = f"check {names}: cable, transceivers, both ports"
+    else:
+        fix = f"one of {names}: the traffic cannot tell them apart; check each"
+    return failed("localisation", names, what, fix, evidence=flows)

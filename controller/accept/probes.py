@@ -32,6 +32,16 @@ class PlannedProbe:
     flow: Flow
     plane: int
     path: tuple[str, ...]
+    """Every element the flow may cross (a failure implicates each)."""
+    sure: tuple[str, ...] = ()
+    """The elements a flow that arrived certainly crossed: its sender's cable and leaf (the
+    frames are pinned to that port). The far side is not certain: a dual-ARP leaf whose port
+    to the receiver is down hands the traffic to its pair over the AUX link, so a flow can
+    arrive around a dead receiving port."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}: {self.flow.name}"
 
 
 def cable_name(link: Link) -> str:
@@ -100,9 +110,8 @@ def server_probes(fabric: Fabric, plane: int | None = None) -> list[PlannedProbe
             for i, src in enumerate(servers):
                 dst = servers[(i + 1) % len(servers)]
                 flow = _flow(fabric, src, nic, dst, nic, p, PORT_BASE + len(probes))
-                probes.append(
-                    PlannedProbe("server-port", flow, p, _path(fabric, src, nic, dst, nic, p))
-                )
+                path = _path(fabric, src, nic, dst, nic, p)
+                probes.append(PlannedProbe("server-port", flow, p, path, path[:2]))
     return probes
 
 
@@ -123,7 +132,7 @@ def cross_rail_probes(
             port = PORT_BASE + base + len(probes)
             flow = _flow(fabric, src, nic, dst, dst_nic, p, port)
             path = _path(fabric, src, nic, dst, dst_nic, p)
-            probes.append(PlannedProbe("cross-rail", flow, p, path))
+            probes.append(PlannedProbe("cross-rail", flow, p, path, path[:2]))
     return probes
 
 

@@ -66,6 +66,8 @@ class AcceptReport:
     """How many probes of each kind ran (fabric links, server ports, cross-rail)."""
     seconds: float
     plane: int | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    """Seconds per phase (reads, fabric-link probes, server flows, reads again)."""
 
     @property
     def ok(self) -> bool:
@@ -94,6 +96,7 @@ class AcceptReport:
             "plane": self.plane,
             "target": self.target,
             "seconds": round(self.seconds, 1),
+            "phases": self.phases,
             "counts": self.counts(),
             "probes": self.probes,
             "punch_list": self.punch_list,

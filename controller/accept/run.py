@@ -131,15 +131,27 @@ def accept(
     servers = server_probes(fabric, plane)
     probes = servers + cross_rail_probes(fabric, plane, len(servers))
     nr = build_nornir(fabric, names, access.switches)
+    phases: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        phases[name], mark = round(now - mark, 1), now
+
     try:
         before, unreachable = _results(nr.run(task=collect.read_before), names)
         qos_before = roce.read(nr, names)
+        phase("read switches")
         targets = ping_targets(fabric, before, plane)
         size = fabric.intent.mtu - FABRIC_PING_SIZE_LESS
         pings, _ = _results(nr.run(task=_ping, targets=targets, size=size), names)
+        phase("fabric-link probes")
         results = _traffic(fabric, access, state, probes)
+        phase("server flows")
         after, _ = _results(nr.run(task=collect.read_after), names)
         qos_after = roce.read(nr, names)
+        phase("read counters again")
     finally:
         nr.close_connections(on_good=True, on_failed=True)
     rows, punch = _judge(fabric, devices, before, after, pings, unreachable, drained, plane)
@@ -156,6 +168,7 @@ def accept(
         probes=probe_counts(fabric, plane),
         seconds=time.monotonic() - started,
         plane=plane,
+        phases=phases,
     )
 
 

@@ -182,6 +182,7 @@ def lab_impair(
     try:
         built = load_fabric(fabric)
         sdir = state_dir or lab_dir(built.intent.name)
+        before = impair.load(sdir).describe()
         if clear:
             lines = impair.clear(built, sdir)
         elif swap:
@@ -197,6 +198,8 @@ def lab_impair(
         fail(DpctlError("lab impair", str(exc)), as_json)
     except DpctlError as exc:
         fail(exc, as_json)
+    if not clear:
+        lines = [line for line in lines if line not in before]  # what this call added
     if as_json:
         print_json({"ok": True, "cleared" if clear else "impaired": lines})
         return

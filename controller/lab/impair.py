@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller.facts import Fabric
 from controller.lab.errors import LabError
+from controller.lab.scripts import run_dir
 from controller.lab.session import LabSession
 
 IMPAIR_FILE = "impair.json"
@@ -179,6 +181,49 @@ def swap_script(session: LabSession, m1: End, m2: End, temp: str) -> str:
     return "\n".join(["set -e", *lines]) + "\n"
 
 
+def lldp_refresh(session: LabSession, devices: set[str]) -> None:
+    """Make each device's lldpd send at once (``lldpcli update``): a re-cabled port's
+    neighbours learn the new cabling now instead of at lldpd's next interval, and a renamed
+    interface is taken up again (without it, a lab read LLDP's old cabling a minute later)."""
+    run = run_dir(session.state.prefix)
+    lines = [
+        f"lldpcli -u {run}/{d}.lldpd.sock update >/dev/null 2>&1 || true" for d in sorted(devices)
+    ]
+    session.root_run("\n".join(lines) + "\n")
+
+
+LLDP_SETTLE_S = 90.0
+
+
+def wait_lldp(session: LabSession, expect: dict[End, End], timeout: float = LLDP_SETTLE_S) -> bool:
+    """Until each switch end in ``expect`` has the expected LLDP neighbour (asking lldpd to
+    send every 10 s); False when ``timeout`` passed first."""
+    run = run_dir(session.state.prefix)
+    ends = {e: p for e, p in expect.items() if session.state.nodes[e[0]].kind == "switch"}
+    deadline = time.monotonic() + timeout
+    while True:
+        script = "\n".join(
+            f"echo END {d}:{p}; lldpcli -u {run}/{d}.lldpd.sock -f keyvalue show neighbors "
+            f"ports {shlex.quote(p)} 2>/dev/null"
+            for d, p in ends
+        )
+        _rc, out, _err = session.root_run(script + "\n")
+        if all(_neighbour(out, e) == ends[e] for e in ends):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        lldp_refresh(session, {e[0] for e in ends} | {p[0] for p in ends.values()})
+        time.sleep(10.0)
+
+
+def _neighbour(out: str, end: End) -> End | None:
+    """The (device, port) lldpcli's keyvalue output names for ``end``."""
+    block = out.partition(f"END {end[0]}:{end[1]}\n")[2].partition("END ")[0]
+    name = re.search(rf"^lldp\.{re.escape(end[1])}\.chassis\.name=(.*)$", block, re.M)
+    port = re.search(rf"^lldp\.{re.escape(end[1])}\.port\.ifname=(.*)$", block, re.M)
+    return (name.group(1), port.group(1)) if name and port else None
+
+
 def qos_lines(fabric: Fabric, end: End) -> list[str]:
     """The port's own lines of its switch's rendered qos.tc (what deploy applied)."""
     from controller.render.engine import render_device, structured_configs
@@ -249,9 +294,9 @@ def _movable(fabric: Fabric, x: End, y: End, peer: dict[End, End]) -> tuple[End,
     px, py = peer[x], peer[y]
     if px[0] in servers and py[0] in servers:
         return px, py
-    if x[0] == y[0] and px[0] != py[0]:
-        return x, y
-    return px, py
+    # switch ends: two devices' ports move between namespaces, which lldpd and FRR see as
+    # a port going and another coming; a rename in place lldpd took a minute to notice
+    return (x, y) if x[0] != y[0] or px[0] == py[0] else (px, py)
 
 
 def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairState:
@@ -267,6 +312,8 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
     with LabSession.open(state_dir) as session:
         temp = f"{session.state.prefix}sw"
         _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
+        lldp_refresh(session, {x[0], y[0], peer[x][0], peer[y][0]})
+        wait_lldp(session, {x: peer[y], y: peer[x], peer[x]: y, peer[y]: x})
     record.swaps.append((f"{x[0]}:{x[1]}", f"{y[0]}:{y[1]}"))
     save(state_dir, record)
     return record
@@ -277,6 +324,7 @@ def _undo(session: LabSession, fabric: Fabric, item: Impairment) -> None:
     ns, dev = _ns(session, end[0]), shlex.quote(end[1])
     if item.kind == "down":
         _run(session, f"ip -n {ns} link set {dev} up", f"clear {item.cable}")
+        lldp_refresh(session, {end[0]})
     elif item.kind == "mtu":
         _run(session, f"ip -n {ns} link set {dev} mtu {int(item.saved['mtu'])}", item.cable)
         return
@@ -310,5 +358,9 @@ def clear(fabric: Fabric, state_dir: Path) -> list[str]:
         with LabSession.open(state_dir) as session:
             temp = f"{session.state.prefix}sw"
             _run(session, swap_script(session, m1, m2, temp), f"undo swap {first} {second}")
+            lldp_refresh(session, {m1[0], m2[0], peer[m1][0], peer[m2][0]})
+            x, y = _split(first), _split(second)
+            after = wiring(fabric, record.swaps)
+            wait_lldp(session, {x: after[x], y: after[y], after[x]: x, after[y]: y})
         save(state_dir, record)
     return undone
