@@ -17,6 +17,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from controller.accept.roce import queue_counters
 from controller.platforms.connection_plugin import CONNECTION_NAME
 
 PING_COUNT = 5
@@ -45,6 +46,7 @@ def read_before(task: Task) -> Result:
                 "interfaces": driver.get_interfaces(),
                 "counters": _counters(driver),
                 "ipv6_neighbors": driver.get_ipv6_neighbors_table(),
+                "queues": queue_counters(driver),
             }
     except Exception as exc:  # an unreachable switch is a finding, not a crash
         return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
@@ -52,9 +54,11 @@ def read_before(task: Task) -> Result:
 
 
 def read_after(task: Task) -> Result:
-    """The counters of one switch again, after the traffic."""
+    """The counters of one switch again, after the traffic (and its lossless queues')."""
     try:
-        return Result(host=task.host, result=_counters(_driver(task)))
+        driver = _driver(task)
+        after = {"counters": _counters(driver), "queues": queue_counters(driver)}
+        return Result(host=task.host, result=after)
     except Exception as exc:
         return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
 

@@ -18,25 +18,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nornir.core import Nornir
-from nornir.core.task import Result, Task
-
 from controller.accept.result import Finding, failed, passed, skipped
 from controller.access import FabricAccess
 from controller.facts import Fabric
-from controller.platforms.connection_plugin import CONNECTION_NAME
 from controller.render.device import DeviceConfig
 
 QDISC_STATS = "tc -s -j qdisc show"
 
 
-def _read(task: Task) -> Result:
+def queue_counters(driver: Any) -> dict[str, dict[str, int]] | str:
+    """The switch's lossless-queue counters, or why they cannot be read (a string)."""
     try:
-        driver = task.host.get_connection(CONNECTION_NAME, task.nornir.config)
         text = str(driver.cli([QDISC_STATS])[QDISC_STATS])
-        return Result(host=task.host, result=red_stats(json.loads(text or "[]")))
+        return red_stats(json.loads(text or "[]"))
     except Exception as exc:  # no shell (AsterNOS klish), no tc: skipped, named
-        return Result(host=task.host, result=f"{type(exc).__name__}: {exc}", failed=True)
+        return f"{type(exc).__name__}: {exc}"
 
 
 def red_stats(qdiscs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -51,12 +47,6 @@ def red_stats(qdiscs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
                 "marked": int(marked or 0),
             }
     return out
-
-
-def read(nr: Nornir, names: list[str]) -> dict[str, Any]:
-    """Each switch's lossless-queue counters (Linux + FRR), or why not."""
-    agg = nr.run(task=_read)
-    return {n: (str(agg[n][0].result) if agg[n][0].failed else agg[n][0].result) for n in names}
 
 
 def findings(

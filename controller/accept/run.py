@@ -141,7 +141,6 @@ def accept(
 
     try:
         before, unreachable = _results(nr.run(task=collect.read_before), names)
-        qos_before = roce.read(nr, names)
         phase("read switches")
         targets = ping_targets(fabric, before, plane)
         size = fabric.intent.mtu - FABRIC_PING_SIZE_LESS
@@ -149,17 +148,19 @@ def accept(
         phase("fabric-link probes")
         results = _traffic(fabric, access, state, probes)
         phase("server flows")
-        after, _ = _results(nr.run(task=collect.read_after), names)
-        qos_after = roce.read(nr, names)
+        after_all, _ = _results(nr.run(task=collect.read_after), names)
         phase("read counters again")
     finally:
         nr.close_connections(on_good=True, on_failed=True)
+    after = {n: a["counters"] for n, a in after_all.items()}
     rows, punch = _judge(fabric, devices, before, after, pings, unreachable, drained, plane)
     rows += judge.server_probe_findings(probes, results)
     rows += judge.localisation_findings(
         probes, results, element_evidence(fabric, rows, unreachable)
     )
-    rows += roce.findings(fabric, devices, qos_before, qos_after, access)
+    queues_before = {n: s.get("queues") for n, s in before.items()}
+    queues_after = {n: a.get("queues") for n, a in after_all.items()}
+    rows += roce.findings(fabric, devices, queues_before, queues_after, access)
     return AcceptReport(
         fabric=fabric.intent.name,
         target={"source": access.source, "where": access.where},

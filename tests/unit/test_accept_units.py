@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.accept import judge, links
+from controller.accept import judge, links, roce
 from controller.accept.collect import link_local_peers, parse_ping, ping_command
 from controller.accept.junit import junit_xml
 from controller.accept.localise import Probed, localise
@@ -231,3 +231,61 @@ def test_known_bad_elements_explain_their_failures_first() -> None:
     evidence = {mtu: "could not send 9000-byte frames", dead: "link down"}
     found = {s.elements: set(s.probes) for s in localise(probed, evidence)}
     assert found == {(mtu,): {"a", "b", "c"}, (dead,): {"d"}}
+
+
+def test_lossless_queue_counters_from_tc_json() -> None:
+    """`tc -s -j qdisc show` (iproute2 6.1): the RED qdiscs of the lossless bands."""
+    qdiscs = [
+        {"kind": "prio", "handle": "1:", "dev": "swp1", "root": True, "drops": 0},
+        {
+            "kind": "red",
+            "handle": "13:",
+            "parent": "1:3",
+            "dev": "swp1",
+            "drops": 2,
+            "marked": 5,
+            "early": 0,
+            "pdrop": 2,
+        },
+        {
+            "kind": "red",
+            "handle": "14:",
+            "parent": "1:4",
+            "dev": "swp1",
+            "drops": 0,
+            "xstats": {"marked": 1},
+        },
+    ]
+    assert roce.red_stats(qdiscs) == {
+        "swp1:3": {"drops": 2, "marked": 5},
+        "swp1:4": {"drops": 0, "marked": 1},
+    }
+
+
+def test_lossless_queue_drops_fail_marks_do_not() -> None:
+    devices = structured_configs(LAB, ["p1-g1-leaf1"])
+    before = {"p1-g1-leaf1": {"swp1:3": {"drops": 0, "marked": 0}}}
+    marked = {"p1-g1-leaf1": {"swp1:3": {"drops": 0, "marked": 7}}}
+    dropped = {"p1-g1-leaf1": {"swp1:3": {"drops": 4, "marked": 7}}}
+    access = lab_like_access()
+    rows = {r.element: r for r in roce.findings(LAB, devices, before, marked, access)}
+    assert rows["p1-g1-leaf1 lossless queues"].status == "pass"
+    assert "7 ECN marks" in rows["p1-g1-leaf1 lossless queues"].what
+    assert rows["RDMA bandwidth"].status == "skip"
+    rows = {r.element: r for r in roce.findings(LAB, devices, before, dropped, access)}
+    assert rows["p1-g1-leaf1 lossless queues"].what == "drops on lossless queues grew: swp1:3 +4"
+    unread = {"p1-g1-leaf1": "CommandErrorException: klish"}
+    rows = {r.element: r for r in roce.findings(LAB, devices, unread, unread, access)}
+    assert rows["p1-g1-leaf1 lossless queues"].status == "skip"
+
+
+def lab_like_access() -> Any:
+    from controller.access import FabricAccess, ServerAccess, SwitchAccess
+
+    return FabricAccess(
+        SwitchAccess("root", None),
+        ServerAccess("root"),
+        None,
+        "test",
+        "embedded",  # type: ignore[arg-type]
+    )
