@@ -52,6 +52,9 @@ def test_probe_counts_grow_with_cables_not_pairs() -> None:
         assert counts["server-ports"] == host  # one flow per server port
         assert counts["cross-rail"] == leaves
     assert probe_counts(seed)["total"] == 6176
+    one = probe_counts(LAB, plane=1)  # --plane 1: that plane's cables and ports only
+    assert one == {"fabric-links": 4, "server-ports": 4, "cross-rail": 2, "total": 10}
+    assert all(p.flow.pin and p.flow.pin.endswith("p1") for p in server_probes(LAB, plane=1))
     assert probe_counts(big)["total"] == 49408
 
 
