@@ -168,15 +168,18 @@ def _bundle_state(
 
 
 def _legend(
-    drawing: Drawing, verify: bool, simulate: bool, peak: float | None
+    drawing: Drawing, verify: bool, simulate: bool, peak: float | None, accept: bool = False
 ) -> tuple[tuple[str, str], ...]:
     legend = list(drawing.legend)
-    if verify:
+    if verify or accept:
+        down = "cables with BGP down" if not accept else "cables failing dpctl accept"
+        if verify and accept:
+            down = "cables with BGP down or failing dpctl accept"
         legend += [
             ("drained", "drained leaf"),
             ("failed", "device with failed checks"),
             ("unreachable", "unreachable device"),
-            ("down", "cables with BGP down"),
+            ("down", down),
         ]
     if simulate:
         legend += [("load", "load ÷ line rate: 0, 1, ≥2")]
@@ -224,7 +227,7 @@ def apply_state(
         )
         for b in drawing.bundles
     )
-    legend = _legend(drawing, verify is not None or accept is not None, simulate is not None, peak)
+    legend = _legend(drawing, verify is not None, simulate is not None, peak, accept is not None)
     return replace(
         drawing,
         boxes=boxes,
