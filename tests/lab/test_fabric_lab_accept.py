@@ -6,9 +6,10 @@ in one direction (netem), a leaf-spine link down. Everything is put back at the 
 
 The file sorts after test_fabric_lab.py: on the shared lab (tests/lab/conftest.py) it runs
 once that module has deployed and verified the fabric, and before the hosts module takes the
-lab on; run alone, the deploy here brings a fresh lab to the planned state. Cost per mode in
-the UML guest (2026-12-06): three clean runs of 70-80 s, about 7 minutes of faults (each swap
-waits until LLDP shows it, 60-100 s), one run, and as long again to clear.
+lab on; run alone, the deploy here brings a fresh lab to the planned state. Cost in the UML
+guest (2026-12-06, run alone with other helpers' labs beside it): 32 minutes for both modes,
+per mode a deploy, three clean runs of 86-156 s, the faults (each swap waits until LLDP
+shows it, 60-100 s), one run of 92-140 s, and the clear.
 """
 
 from __future__ import annotations
