@@ -93,3 +93,30 @@ def test_screenshot_shows_the_failed_cable_red(tmp_path: Path) -> None:
     keep = os.environ.get("DPCTL_SCREENSHOTS")
     if keep:
         shutil.copy(shot, ROOT / keep / "accept-report.png")
+
+
+def test_out_folder_gets_json_junit_and_the_report(tmp_path: Path) -> None:
+    from controller.cli.accept import write_outputs
+
+    report = AcceptReport(
+        FABRIC.intent.name,
+        {},
+        [
+            failed(
+                "links",
+                "p1-g1-leaf1:swp1",
+                "link down",
+                "check it",
+                device="p1-g1-leaf1",
+                port="swp1",
+            )
+        ],
+        [],
+        {"total": 20},
+        1.0,
+    )
+    junit = tmp_path / "ci" / "accept.xml"
+    write_outputs(report, FABRIC, tmp_path / "out", junit)
+    assert json.loads((tmp_path / "out" / "accept.json").read_text())["ok"] is False
+    assert junit.read_bytes() == (tmp_path / "out" / "junit.xml").read_bytes()
+    assert "link down" in (tmp_path / "out" / "report.html").read_text()
