@@ -188,7 +188,8 @@ def lab_impair(
         elif swap:
             if len(ends) != 2:
                 raise DpctlError("--swap", f"needs two CABLE ends, got {len(ends)}")
-            lines = impair.swap(built, sdir, ends[0], ends[1]).describe()
+            swapped = impair.swap(built, sdir, ends[0], ends[1])
+            lines = swapped.describe() + swapped.unsettled
         else:
             if not ends:
                 raise DpctlError("CABLE", "name at least one cable end (device:port)")

@@ -67,6 +67,8 @@ class Impairment:
 class ImpairState:
     impairments: list[Impairment] = field(default_factory=list)
     swaps: list[tuple[str, str]] = field(default_factory=list)
+    unsettled: list[str] = field(default_factory=list)
+    """Swaps whose new cabling LLDP did not show within LLDP_SETTLE_S (not saved)."""
 
     def describe(self) -> list[str]:
         lines = [i.describe() for i in self.impairments]
@@ -192,7 +194,9 @@ def lldp_refresh(session: LabSession, devices: set[str]) -> None:
     session.root_run("\n".join(lines) + "\n")
 
 
-LLDP_SETTLE_S = 90.0
+LLDP_SETTLE_S = 180.0
+"""A swap took 60-100 s to show in LLDP in the UML guest; once, on a loaded machine, more than
+90 s (a port moved into a namespace not yet taken up by its lldpd)."""
 
 
 def wait_lldp(session: LabSession, expect: dict[End, End], timeout: float = LLDP_SETTLE_S) -> bool:
@@ -313,8 +317,13 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
         temp = f"{session.state.prefix}sw"
         _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
         lldp_refresh(session, {x[0], y[0], peer[x][0], peer[y][0]})
-        wait_lldp(session, {x: peer[y], y: peer[x], peer[x]: y, peer[y]: x})
+        settled = wait_lldp(session, {x: peer[y], y: peer[x], peer[x]: y, peer[y]: x})
     record.swaps.append((f"{x[0]}:{x[1]}", f"{y[0]}:{y[1]}"))
+    if not settled:
+        record.unsettled.append(
+            f"LLDP did not show the swap of {first} and {second} within {LLDP_SETTLE_S:.0f} s: "
+            "a run now may read the old or half the new cabling"
+        )
     save(state_dir, record)
     return record
 
