@@ -48,10 +48,16 @@ class Flow:
     port: int
     ports: tuple[str, str]
     """The sender NIC's bond members: plane 1's port, plane 2's port."""
+    pin: str | None = None
+    """Send on this one bond member only (raw frames to ``gateway_mac``: dpctl accept)."""
+    gateway_mac: str = ""
+    size: int = 0
+    """IP packet size of a pinned flow (0: the probe agent's small packets)."""
 
     @property
     def name(self) -> str:
-        return f"{self.src} -> {self.dst} rail {self.rail}"
+        via = f" via {self.pin}" if self.pin else ""
+        return f"{self.src} -> {self.dst} rail {self.rail}{via}"
 
 
 @dataclass(slots=True)

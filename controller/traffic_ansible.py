@@ -33,7 +33,11 @@ def extravars(flows: list[Flow], count: int, rate_pps: float, subflows: int) -> 
                     "dst_ip": f.dst_ip,
                     "port": f.port,
                     "sport_base": 40000 + 100 * index,
-                    "sniff": list(f.ports),
+                    "sniff": [] if f.pin else list(f.ports),
+                    # dpctl accept: raw frames on this one bond member (none: the bond's hash)
+                    "pin": f.pin or "",
+                    "gateway_mac": f.gateway_mac,
+                    "size": f.size,
                 }
                 for index, f in enumerate(flows)
             ],
@@ -68,6 +72,7 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
             **received[f.port],
             "egress": egress.get(f.port, {}).get("egress", {}),
             "sniff_down": egress.get(f.port, {}).get("sniff_down", []),
+            "send_errors": int(egress.get(f.port, {}).get("send_errors", 0)),
         }
         for f in flows
     ]

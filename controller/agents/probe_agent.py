@@ -5,6 +5,7 @@
                         [--subflows K] [--rate PPS] [--done FILE] [--flowing FILE]
     probe_agent.py send --dst IP --port P --count N --rate PPS [--src IP] [--subflows K]
                         [--sport-base B] [--sniff IF1,IF2] [--stop FILE]
+                        [--pin IF --gw-mac MAC --size BYTES]
 
 Both ends are bounded in packet count and wall time and stop by themselves; with ``--stop``
 the sender also stops early once FILE exists (the run being measured is over) and tells the
@@ -130,6 +131,36 @@ def count_egress(
     return egress
 
 
+class _Pinned:
+    """Sends a flow's packets as raw Ethernet/IPv4/UDP frames on one interface (a bond
+    member) to the first hop's MAC (the rail's gateway): the kernel's routing and the bond's
+    hash are bypassed, so each packet leaves through that port and no other. ``size`` is the
+    IP packet's length; don't-fragment set, UDP checksum 0 (none: RFC 768)."""
+
+    def __init__(self, pin: str, gw_mac: str, src: str, dst: str, port: int, size: int) -> None:
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        self.sock.bind((pin, 0))
+        self.head: bytes = bytes.fromhex(gw_mac.replace(":", "")) + self.sock.getsockname()[4]
+        self.addresses = socket.inet_aton(src) + socket.inet_aton(dst)
+        self.port, self.pad, self.errors = port, max(0, size - 28 - _DATA.size), 0
+
+    def frame(self, sport: int, data: bytes) -> bytes:
+        payload = data + b"\0" * self.pad
+        ip = struct.pack("!BBHHHBBH", 0x45, 0, 28 + len(payload), 0, 0x4000, 64, 17, 0)
+        ip += self.addresses
+        total = sum(struct.unpack("!10H", ip))  # the header checksum (RFC 791), in two folds
+        total = (total & 0xFFFF) + (total >> 16)
+        ip = ip[:10] + struct.pack("!H", ~(total + (total >> 16)) & 0xFFFF) + ip[12:]
+        udp = struct.pack("!HHHH", sport, self.port, 8 + len(payload), 0)
+        return self.head + b"\x08\x00" + ip + udp + payload
+
+    def send(self, sport: int, data: bytes) -> None:
+        try:
+            self.sock.send(self.frame(sport, data))
+        except OSError:  # too big for the port (its MTU), the port down: counted, lost
+            self.errors += 1
+
+
 def send(
     dst: str,
     port: int,
@@ -140,12 +171,22 @@ def send(
     base: int = SOURCE_PORT_BASE,
     sniff: list[str] | None = None,
     stop: str = "",
+    pinned: _Pinned | None = None,
 ) -> dict[str, Any]:
     """Packet ``seq`` leaves from sub-flow ``seq % subflows``; the rate is the total rate.
-    Once ``stop`` names an existing file (looked for every 16 packets), no more are sent."""
+    Once ``stop`` names an existing file (looked for every 16 packets), no more are sent.
+    With ``pinned``, the packets leave as raw frames on its one interface."""
     sniffers = _sniffers(sniff or [])
     egress: dict[str, dict[str, int]] = {}
-    socks = _sockets(src, subflows, base)
+    socks = _sockets(src, subflows, base) if pinned is None else []
+
+    def emit(flow: int, data: bytes) -> None:
+        if pinned is not None:
+            pinned.send(base + flow, data)
+            return
+        with contextlib.suppress(OSError):  # no route for a moment is loss: keep the rate
+            socks[flow].sendto(data, (dst, port))
+
     interval = 1.0 / rate
     start = time.monotonic()
     sent = count
@@ -156,20 +197,20 @@ def send(
         delay = start + seq * interval - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        with contextlib.suppress(OSError):  # no route for a moment is loss: keep the rate
-            socks[seq % subflows].sendto(_DATA.pack(_MAGIC, seq, count, time.time()), (dst, port))
+        emit(seq % subflows, _DATA.pack(_MAGIC, seq, count, time.time()))
         if sniffers and seq % 64 == 63:
             _merge(egress, count_egress(sniffers, port, base, subflows))
     if sniffers:
         _merge(egress, count_egress(sniffers, port, base, subflows))
     for _ in range(5):
-        for sock in socks:
-            with contextlib.suppress(OSError):
-                sock.sendto(_DATA.pack(_END, sent, sent, time.time()), (dst, port))
+        for flow in range(subflows):
+            emit(flow, _DATA.pack(_END, sent, sent, time.time()))
         time.sleep(0.02)
     result: dict[str, Any] = {"egress": egress}
     if went_down := sorted(set(sniff or []) - set(sniffers)):
         result["sniff_down"] = went_down  # their counts stop when they went down
+    if pinned is not None:
+        result["send_errors"] = pinned.errors
     return result
 
 
@@ -426,33 +467,33 @@ def summarise(
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("send", "recv"))
-    ap.add_argument("--dst", default="")
-    ap.add_argument("--bind", default="")
+    for option in ("--dst", "--bind", "--src", "--pin", "--gw-mac"):  # --pin: raw frames on it
+        ap.add_argument(option, default="")  # --gw-mac: to this first hop
     ap.add_argument("--port", type=int, default=5201)
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=100.0)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--ready", default=None)
-    ap.add_argument("--src", default="")
     ap.add_argument("--subflows", type=int, default=1)
     ap.add_argument("--sport-base", type=int, default=SOURCE_PORT_BASE)
     ap.add_argument("--sniff", default="", help="interfaces to count egress on (comma list)")
     ap.add_argument("--stop", default="", help="stop sending once this file exists")
     ap.add_argument("--done", default=None, help="the senders have exited once this exists")
     ap.add_argument("--flowing", default=None, help="created when the first packet arrives")
+    ap.add_argument("--size", type=int, default=0, help="IP packet size (--pin)")
     a = ap.parse_args()
     if a.mode == "send":
         sniff = [i for i in a.sniff.split(",") if i]
-        egress = send(
-            a.dst, a.port, a.count, a.rate, a.src, a.subflows, a.sport_base, sniff, a.stop
-        )
-        if sniff:
+        pinned = _Pinned(a.pin, a.gw_mac, a.src, a.dst, a.port, a.size) if a.pin else None
+        args = (a.dst, a.port, a.count, a.rate, a.src, a.subflows, a.sport_base, sniff, a.stop)
+        egress = send(*args, pinned)
+        if sniff or pinned:
             print(json.dumps(egress))
     else:
-        result = recv(
+        got = recv(
             a.bind, a.port, a.count, a.timeout, a.ready, a.subflows, a.rate, a.done, a.flowing
         )
-        print(json.dumps(result))
+        print(json.dumps(got))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "controller.cli.verify",
         "Check the live fabric against the intent: BGP, LLDP, routes, EVPN ES, RoCE, drain state.",
     ),
+    "accept": (
+        "controller.cli.accept",
+        "Acceptance test of a cabled fabric: every cable, port and path against the plan.",
+    ),
     "rollback": (
         "controller.cli.rollback",
         "Restore a switch's configuration saved (by deploy) before its last commit.",

@@ -27,7 +27,7 @@ from controller.cli.output import lab_down_text, live_enabled, status
 from controller.cli.progress import StepStatus
 from controller.errors import DpctlError
 from controller.intent import load_intent
-from controller.lab import LabError, LabSession, down
+from controller.lab import LabError, LabSession, down, impair
 from controller.lab import status as lab_status_report
 from controller.lab.fabric import bring_up, lab_dir, lab_prefix
 
@@ -101,6 +101,7 @@ def _status(ctx: typer.Context, fabric: Path, state_dir: Path | None) -> tuple[s
     except LabError as exc:
         raise DpctlError("lab", str(exc)) from None
     book = state.leaf_states(built)
+    report["impaired"] = impair.load(state_dir or lab_dir(built.intent.name)).describe()
     for node, info in report["nodes"].items():
         info["maintenance"] = book[node].state if node in book else "none"
         info["maintenance_pending"] = book[node].pending if node in book else None
@@ -138,6 +139,73 @@ def lab_status(
         print_json(report)
         return
     out.print(status_table(name, report))
+    for line in report["impaired"]:
+        out.print(f"[yellow]impaired[/] {line}")
+
+
+def _impair_kind(
+    down: bool, loss: float | None, delay: float | None, mtu: int | None
+) -> tuple[str, float]:
+    given = [(k, v) for k, v in (("loss", loss), ("delay", delay), ("mtu", mtu)) if v is not None]
+    given += [("down", 0.0)] if down else []
+    if len(given) != 1:
+        raise DpctlError(
+            "options", "give exactly one of --down, --loss, --delay, --mtu, --swap, --clear"
+        )
+    return given[0][0], float(given[0][1] or 0.0)
+
+
+@app.command("impair")
+def lab_impair(
+    cables: Annotated[
+        list[str] | None, typer.Argument(help="Cable ends, device:port as in cabling.csv.")
+    ] = None,
+    fabric: FabricOpt = DEFAULT_FABRIC,
+    state_dir: LabDirOpt = None,
+    down_: Annotated[bool, typer.Option("--down", help="Take the port down.")] = False,
+    loss: Annotated[float | None, typer.Option("--loss", help="Lose PCT % (netem).")] = None,
+    one_way: Annotated[
+        bool, typer.Option("--one-way", help="--loss/--delay on this end's egress only.")
+    ] = False,
+    delay: Annotated[float | None, typer.Option("--delay", help="Delay MS (netem).")] = None,
+    mtu: Annotated[int | None, typer.Option("--mtu", help="Set the port's MTU.")] = None,
+    swap: Annotated[
+        bool, typer.Option("--swap", help="Exchange the cables in the two CABLE ends given.")
+    ] = False,
+    clear: Annotated[bool, typer.Option("--clear", help="Put everything back as planned.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Inject a fault into the running lab (like containerlab's tools netem): a port down,
+    loss or delay on a cable (both ways, or --one-way), an MTU, two cables swapped; --clear
+    undoes all. `dpctl lab status` lists what is impaired."""
+    ends = cables or []
+    try:
+        built = load_fabric(fabric)
+        sdir = state_dir or lab_dir(built.intent.name)
+        before = impair.load(sdir).describe()
+        if clear:
+            lines = impair.clear(built, sdir)
+        elif swap:
+            if len(ends) != 2:
+                raise DpctlError("--swap", f"needs two CABLE ends, got {len(ends)}")
+            swapped = impair.swap(built, sdir, ends[0], ends[1])
+            lines = swapped.describe() + swapped.unsettled
+        else:
+            if not ends:
+                raise DpctlError("CABLE", "name at least one cable end (device:port)")
+            kind, value = _impair_kind(down_, loss, delay, mtu)
+            lines = impair.impair(built, sdir, ends, kind, value, one_way).describe()
+    except LabError as exc:
+        fail(DpctlError("lab impair", str(exc)), as_json)
+    except DpctlError as exc:
+        fail(exc, as_json)
+    if not clear:
+        lines = [line for line in lines if line not in before]  # what this call added
+    if as_json:
+        print_json({"ok": True, "cleared" if clear else "impaired": lines})
+        return
+    for line in lines:
+        out.print(f"{'cleared' if clear else 'impaired'} {line}", markup=False, highlight=False)
 
 
 @app.command("logs")

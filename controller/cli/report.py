@@ -35,6 +35,13 @@ SimulateOpt = Annotated[
         help="File of `dpctl simulate --links-out`: bundles coloured by load.",
     ),
 ]
+AcceptOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--accept",
+        help="JSON of `dpctl accept --json`: failing cables on the picture, the punch list.",
+    ),
+]
 
 
 @app.command()
@@ -45,12 +52,15 @@ def report(
     ] = Path("report"),
     verify_json: StateOpt = None,
     simulate_json: SimulateOpt = None,
+    accept_json: AcceptOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: picture, bill of materials, cabling sheets, sizing."""
     try:
         with status(err, f"writing the report of {fabric}...", live_enabled(err, as_json)):
-            summary = write_report(load_fabric(fabric), out_dir, verify_json, simulate_json)
+            summary = write_report(
+                load_fabric(fabric), out_dir, verify_json, simulate_json, accept_json
+            )
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:

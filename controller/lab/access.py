@@ -42,7 +42,12 @@ class LabTraffic:
         rate_pps: float,
         subflows: int,
     ) -> list[dict[str, Any]]:
-        specs = [FlowSpec(f.src, f.dst, f.src_ip, f.dst_ip, f.port, sniff=f.ports) for f in flows]
+        specs = [
+            FlowSpec(
+                f.src, f.dst, f.src_ip, f.dst_ip, f.port, f.ports, f.pin, f.gateway_mac, f.size
+            )
+            for f in flows
+        ]
         try:
             with LabSession.open(self.state_dir) as session:
                 return run_flows(session, specs, count, rate_pps, subflows)

@@ -170,6 +170,10 @@ class FlowSpec:
     dst_ip: str
     port: int
     sniff: tuple[str, ...] = ()
+    pin: str | None = None
+    """Send raw frames on this one interface (a bond member) to ``gateway_mac``."""
+    gateway_mac: str = ""
+    size: int = 0
 
 
 def _check_flows(
@@ -228,7 +232,7 @@ def run_flows(
             " sleep 0.05; i=$((i+1)); done"
         )
     for index, f in enumerate(flows):
-        sniff = f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
+        sniff = _sender_options(f)
         if stoppable:
             lines.append(f"rm -f {stop_file(run, f.port)}")
             sniff += f" --stop {stop_file(run, f.port)}"
@@ -254,6 +258,14 @@ def run_flows(
     return [_flow_result(out, f.port) for f in flows]
 
 
+def _sender_options(f: FlowSpec) -> str:
+    """Count egress per bond member, or send pinned to one (raw frames to the gateway)."""
+    q = shlex.quote
+    if f.pin:
+        return f" --pin {q(f.pin)} --gw-mac {q(f.gateway_mac)} --size {f.size}"
+    return f" --sniff {q(','.join(f.sniff))}" if f.sniff else ""
+
+
 def _flow_result(out: str, port: int) -> dict[str, Any]:
     parts = out.split(f"FLOW {port}\n", 1)
     lines = [line for line in (parts[1] if len(parts) == 2 else "").splitlines() if line]
@@ -264,4 +276,5 @@ def _flow_result(out: str, port: int) -> dict[str, Any]:
         raise LabCommandError(f"probe flow {port} printed no result: {out[-300:]}") from exc
     result["egress"] = egress.get("egress", {})
     result["sniff_down"] = egress.get("sniff_down", [])
+    result["send_errors"] = int(egress.get("send_errors", 0))
     return result

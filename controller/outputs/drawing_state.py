@@ -127,6 +127,26 @@ def _verify_state(verify: dict[str, Any], owner: dict[str, str], where: str) -> 
     return found
 
 
+def _accept_state(accept: dict[str, Any], owner: dict[str, str], where: str) -> _VerifyState:
+    """A `dpctl accept --json` run on the picture: each failing finding's device box failed,
+    its port's cable drawn as down (the bundle it is in)."""
+    rows = accept.get("findings")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and {"status", "device", "port"} <= r.keys() for r in rows
+    ):
+        raise StateFileError(where, "not the JSON of `dpctl accept --json` (a 'findings' list)")
+    found = _VerifyState()
+    for r in rows:
+        device = str(r["device"])
+        if r["status"] != "fail" or device not in owner:
+            continue
+        found.box_state[owner[device]] = "failed"
+        found.notes[owner[device]].append(f"{r['element']}: {r['what']}")
+        if r["port"]:
+            found.down_ports.add((device, str(r["port"])))
+    return found
+
+
 def _bundle_state(
     fabric: Fabric,
     owner: dict[str, str],
@@ -148,15 +168,18 @@ def _bundle_state(
 
 
 def _legend(
-    drawing: Drawing, verify: bool, simulate: bool, peak: float | None
+    drawing: Drawing, verify: bool, simulate: bool, peak: float | None, accept: bool = False
 ) -> tuple[tuple[str, str], ...]:
     legend = list(drawing.legend)
-    if verify:
+    if verify or accept:
+        down = "cables with BGP down" if not accept else "cables failing dpctl accept"
+        if verify and accept:
+            down = "cables with BGP down or failing dpctl accept"
         legend += [
             ("drained", "drained leaf"),
             ("failed", "device with failed checks"),
             ("unreachable", "unreachable device"),
-            ("down", "cables with BGP down"),
+            ("down", down),
         ]
     if simulate:
         legend += [("load", "load ÷ line rate: 0, 1, ≥2")]
@@ -172,11 +195,20 @@ def apply_state(
     simulate: dict[str, Any] | None = None,
     verify_name: str = "--verify",
     simulate_name: str = "--simulate",
+    accept: dict[str, Any] | None = None,
 ) -> Drawing:
     """Colour the picture with a verify run (drained, failed, unreachable devices; cables whose
     BGP session is down) and, if given, a simulate run's per-link loads (highest per bundle)."""
     owner = box_of(drawing.boxes)
     seen = _verify_state(verify, owner, verify_name) if verify is not None else _VerifyState()
+    if accept is not None:
+        more = _accept_state(accept, owner, "accept.json")
+        seen.down_ports |= more.down_ports
+        for box, state in more.box_state.items():
+            if STATE_RANK[state] > STATE_RANK[seen.box_state.get(box, "ok")]:
+                seen.box_state[box] = state
+        for box, notes in more.notes.items():
+            seen.notes[box] = notes + seen.notes.get(box, [])
     loads = _link_loads(simulate, fabric, simulate_name) if simulate is not None else {}
     down, load_of = _bundle_state(fabric, owner, seen.down_ports, loads)
     boxes = tuple(
@@ -195,12 +227,12 @@ def apply_state(
         )
         for b in drawing.bundles
     )
-    legend = _legend(drawing, verify is not None, simulate is not None, peak)
+    legend = _legend(drawing, verify is not None, simulate is not None, peak, accept is not None)
     return replace(
         drawing,
         boxes=boxes,
         bundles=bundles,
-        has_state=verify is not None,
+        has_state=verify is not None or accept is not None,
         has_load=simulate is not None,
         max_load=peak,
         legend=legend,

@@ -198,13 +198,16 @@ StateFiles = tuple[Drawing, dict[str, Any] | None, dict[str, Any] | None]
 
 
 def drawing_for(
-    fabric: Fabric, verify_json: Path | None = None, simulate_json: Path | None = None
+    fabric: Fabric,
+    verify_json: Path | None = None,
+    simulate_json: Path | None = None,
+    accept: dict[str, Any] | None = None,
 ) -> StateFiles:
     """The picture with the state files folded in, and the files' contents (read once)."""
     drawing = build_drawing(fabric)
     verify = _read_json(verify_json, "--verify")
     simulate = _read_json(simulate_json, "--simulate")
-    if verify is None and simulate is None:
+    if verify is None and simulate is None and accept is None:
         return drawing, None, None
     drawing = apply_state(
         drawing,
@@ -213,6 +216,7 @@ def drawing_for(
         simulate,
         verify_name=f"--verify {verify_json}",
         simulate_name=f"--simulate {simulate_json}",
+        accept=accept,
     )
     return drawing, verify, simulate
 
@@ -246,6 +250,7 @@ def render_html(
     drawing: Drawing,
     verify: dict[str, Any] | None = None,
     simulate: dict[str, Any] | None = None,
+    accept: dict[str, Any] | None = None,
 ) -> str:
     leaves, servers = cabling_sheets(fabric)
     bom: list[BomLine] = bill_of_materials(fabric)
@@ -264,6 +269,8 @@ def render_html(
             sizing=fabric.sizing.to_dict(),
             verify_failed=failed,
             verify_total=len((verify or {}).get("checks", [])),
+            accept=accept,
+            accept_failed=[f for f in (accept or {}).get("findings", []) if f["status"] == "fail"],
             sim_summary=simulate_summary(simulate),
             sim_top=sorted(
                 (b for b in drawing.bundles if b.load is not None), key=lambda b: -(b.load or 0)
@@ -279,10 +286,12 @@ def write_report(
     out_dir: Path,
     verify_json: Path | None = None,
     simulate_json: Path | None = None,
+    accept_json: Path | None = None,
 ) -> dict[str, Any]:
     """Write ``report.html`` and ``fabric.svg`` to ``out_dir``; returns a summary."""
-    drawing, verify, simulate = drawing_for(fabric, verify_json, simulate_json)
-    html = render_html(fabric, drawing, verify, simulate)
+    accept = _read_json(accept_json, "--accept")
+    drawing, verify, simulate = drawing_for(fabric, verify_json, simulate_json, accept)
+    html = render_html(fabric, drawing, verify, simulate, accept)
     svg = render_svg(drawing)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

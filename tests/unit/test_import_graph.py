@@ -103,6 +103,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.ansible_inventory",
             "controller.traffic",
             "controller.traffic_ansible",
+            "controller.accept",
             "controller.pipeline",
             "controller.maintain.rollout",
             "controller.maintain.state",
