@@ -10,11 +10,18 @@ lab on; run alone, the deploy here brings a fresh lab to the planned state. Cost
 guest (2026-12-06, run alone with other helpers' labs beside it): 32 minutes for both modes,
 per mode a deploy, three clean runs of 86-156 s, the faults (each swap waits until LLDP
 shows it, 60-100 s), one run of 92-140 s, and the clear.
+
+Not in the default suite (CI's budget, and a known flake): set DPCTL_LAB_ACCEPT=1 to run it.
+In two of four dual-ARP runs the spines' swap was not taken up by the receiving spine's lldpd
+within 180 s, so the punch list (right for what LLDP showed) said a move and a missing cable
+instead of one swap; restarting that node's lldpd after the move is the next thing to try
+(docs/accept.md).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -25,7 +32,13 @@ from controller.lab import impair
 from tests.conftest import run_cli
 from tests.lab.conftest import Lab
 
-pytestmark = pytest.mark.lab
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(
+        os.environ.get("DPCTL_LAB_ACCEPT") != "1",
+        reason="16 min a mode and a known lab LLDP flake on swaps: DPCTL_LAB_ACCEPT=1 runs it",
+    ),
+]
 
 FAULTS: list[tuple[str, ...]] = [
     ("--swap", "p1-spine1:swp1", "p1-spine2:swp1"),
