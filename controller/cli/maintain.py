@@ -241,7 +241,7 @@ def maintain(
 
 
 def _check_action(action: str | None, image: str | None) -> None:
-    from controller.maintain.waves import ACTIONS
+    from controller.maintain.waves import ACTIONS, check_image
 
     if action not in ACTIONS:
         raise WaveError("--action", f"one of {', '.join(ACTIONS)} is needed, not {action!r}")
@@ -249,6 +249,8 @@ def _check_action(action: str | None, image: str | None) -> None:
         raise WaveError("--image", "upgrade needs the image's URL")
     if action != "upgrade" and image:
         raise WaveError("--image", f"only upgrade takes an image, not {action}")
+    if image:
+        check_image(image)
 
 
 def _status(built: Fabric, state: Any, as_json: bool) -> None:

@@ -34,6 +34,29 @@ class WaveError(DpctlError):
     switch over the capacity budget alone); nothing was changed."""
 
 
+IMAGE_SCHEMES = ("http", "https", "ftp", "scp")
+
+
+def check_image(url: str) -> None:
+    """An upgrade's image: a URL (``sonic-installer install`` fetches it) or an absolute
+    path on the switch, one word of printable characters; refused before any switch is
+    drained, not found wrong on the first switch after its drain."""
+    from urllib.parse import urlsplit
+
+    if not url.isprintable() or any(c.isspace() for c in url):
+        raise WaveError("--image", f"{url!r} holds spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme in IMAGE_SCHEMES and parts.netloc and parts.path not in ("", "/"):
+        return
+    if not parts.scheme and url.startswith("/") and not url.endswith("/"):
+        return
+    raise WaveError(
+        "--image",
+        f"{url!r} is not an image URL ({', '.join(IMAGE_SCHEMES)}://HOST/FILE) "
+        "or an absolute path to the image file",
+    )
+
+
 @dataclass(frozen=True)
 class Wave:
     """Switches maintained together: one plane, one role."""

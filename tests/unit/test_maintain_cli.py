@@ -16,7 +16,7 @@ from controller.maintain import state as record
 from controller.maintain.rollout import MaintainRefused, start, steps_of
 from controller.maintain.state import Rollout, RolloutError
 from controller.maintain.steps import Context, neighbours
-from controller.maintain.waves import Wave, plan_waves
+from controller.maintain.waves import Wave, check_image, plan_waves
 from controller.opstate import StateFolder
 from tests.conftest import INVENTORY, run_cli, run_json, switch_access
 
@@ -57,6 +57,10 @@ def test_plan_with_budget_splits_spine_waves_and_refuses_a_leaf_alone() -> None:
         ((), "--action"),
         (("--action", "upgrade"), "--image"),
         (("--action", "reboot", "--image", "http://x/i.bin"), "--image"),
+        (("--action", "upgrade", "--image", "sonic.bin"), "not an image URL"),
+        (("--action", "upgrade", "--image", "http://x/"), "not an image URL"),
+        (("--action", "upgrade", "--image", "javascript://x/a.bin"), "not an image URL"),
+        (("--action", "upgrade", "--image", "http://x/a.bin; reboot"), "spaces or control"),
         (("--action", "reboot", "--role", "router"), "--role"),
         (("--action", "reboot", "--workload", "allreduce"), "--workload"),
     ],
@@ -64,6 +68,11 @@ def test_plan_with_budget_splits_spine_waves_and_refuses_a_leaf_alone() -> None:
 def test_bad_input_is_named(args: tuple[str, ...], where: str) -> None:
     result = run_cli("maintain", "-f", str(LAB), "--plan", *args)
     assert result.exit_code == 2 and where in result.stderr
+
+
+@pytest.mark.parametrize("image", ["http://10.0.0.5/sonic.bin", "/host/images/sonic.bin"])
+def test_an_image_url_or_absolute_path_is_taken(image: str) -> None:
+    check_image(image)  # no error
 
 
 def test_status_without_and_with_a_rollout(tmp_path: Path) -> None:
