@@ -76,7 +76,7 @@ BAD_INTENTS = [
 @pytest.mark.parametrize(
     ("path", "value", "field", "reason"),
     BAD_INTENTS,
-    ids=[f"{p}={v}" for p, v, _, _ in BAD_INTENTS],
+    ids=[f"{p}=<deleted>" if v is _DELETE else f"{p}={v}" for p, v, _, _ in BAD_INTENTS],
 )
 def test_bad_intent_names_field_and_writes_nothing(
     base_intent: dict[str, Any],
