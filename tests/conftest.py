@@ -16,6 +16,39 @@ ROOT = Path(__file__).resolve().parent.parent
 INVENTORY = ROOT / "inventory"
 
 
+LAB_TESTS = "tests/lab/"
+LAB_GROUPS = {"dual-arp": "lab-1", "evpn-mh": "lab-2", "tests/lab/test_multi_lab.py": "lab-1"}
+"""The xdist group of each mode's lab tests, and of the multi-group lab's (its own lab, after
+the dual-ARP one: the two groups take about as long, 2026-12-06); the other lab tests (the
+integration and substrate guests, the lab's unit tests) join the second."""
+
+
+def xdist_group_of(item: pytest.Item) -> str:
+    """Its module, or for a lab test its lab's group (see pytest_collection_modifyitems)."""
+    path = item.nodeid.split("::", 1)[0]
+    if not path.startswith(LAB_TESTS):
+        return path
+    callspec = getattr(item, "callspec", None)
+    mode = callspec.params.get("lab") if callspec is not None else None
+    return LAB_GROUPS.get(str(mode), LAB_GROUPS.get(path, "lab-2"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Spread the suite over the machine's cores (pytest-xdist, ``--dist loadgroup`` in
+    pyproject.toml) without two tests sharing what they must not. Each mode's lab tests
+    form one group, so one worker runs them in file order on the one lab of that mode
+    (tests/lab/conftest.py: each its own prefix), and the two labs run at once, one User-
+    Mode Linux guest (one CPU) each; every other module is a group of its own, so no
+    module's fixtures, fixed ports or namespaces are used by two workers at once. Lab tests
+    first: the workers start on them, and take the other modules as they come free.
+    First of the hooks: xdist's own turns the marks into the scheduler's groups, and a mark
+    added after it is ignored (two workers each brought the same lab up)."""
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+    items.sort(key=lambda item: not item.nodeid.startswith(LAB_TESTS))  # stable: lab first
+
+
 def run_cli(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
 

@@ -30,11 +30,14 @@ from controller.lab.access import lab_access
 from controller.lab.errors import LabSetupError
 from controller.lab.fabric import bring_up, lab_dir
 from controller.opstate import StateFolder
-from tests.conftest import INVENTORY
+from tests.conftest import INVENTORY, xdist_group_of
 
 PREFIX = os.environ.get("DPCTL_TEST_LAB_PREFIX", "dpi-")
 """Namespaces, taps, bridges and the guest process of these modules (set it to run two lab
-suites at once on one machine)."""
+suites at once on one machine): the dual-ARP lab's; the others' start with its first three
+characters (``MODE_PREFIX``, test_multi_lab.py)."""
+MODE_PREFIX = {"dual-arp": PREFIX, "evpn-mh": PREFIX[:3] + "e-"}
+"""Each mode's lab its own prefix: the two run at once, on two pytest-xdist workers."""
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Lab:
     """The fabric's operator state folder (under DPCTL_STATE_DIR)."""
     up: dict[str, Any]
     """What `bring_up` reported: the lab's kernel, each server's set-up."""
+    prefix: str = PREFIX
+    """Of its namespaces (in its guest), tap and guest process."""
 
     def session(self) -> LabSession:
         return LabSession.open(self.state_dir)
@@ -73,7 +78,9 @@ def leftovers(prefix: str = PREFIX) -> dict[str, list[str]]:
     return {
         "namespaces": [line.split()[0] for line in netns.splitlines() if line.startswith(prefix)],
         "qemu": [
-            line for line in qemu.splitlines() if prefix.rstrip("-") in line or ".lab" in line
+            line
+            for line in qemu.splitlines()
+            if f"{prefix}guest" in line  # its -name
         ],
         "uml": [line for line in umls.splitlines() if f"umid={prefix}" in line],
         "taps": sorted(
@@ -83,24 +90,34 @@ def leftovers(prefix: str = PREFIX) -> dict[str, list[str]]:
     }
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under pytest-xdist every lab test of one lab runs on that lab's one worker (its
+    group: tests/conftest.py): two workers would each bring the same lab up."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or item.get_closest_marker("lab") is None:
+        return
+    if not item.nodeid.endswith("@" + xdist_group_of(item)):
+        pytest.fail("a lab's tests must share one xdist worker: run with --dist loadgroup")
+
+
 @pytest.fixture(scope="session", params=["dual-arp", "evpn-mh"])
 def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    require_lab()
     mode = request.param
+    prefix = MODE_PREFIX[mode]
+    require_lab(prefix)
     root = tmp_path_factory.mktemp(f"lab-{mode}")
     os.environ["DPCTL_LAB_DIR"] = str(root / "labs")
     os.environ["DPCTL_STATE_DIR"] = str(root / "state")
-    os.environ["DPCTL_LAB_PREFIX"] = PREFIX
+    os.environ["DPCTL_LAB_PREFIX"] = prefix
     intent = INVENTORY / f"lab-{mode}.yaml"
     fabric = build_fabric(load_intent(intent))
     state_dir = lab_dir(fabric.intent.name)
     try:
-        up = bring_up(fabric, state_dir, prefix=PREFIX)
+        up = bring_up(fabric, state_dir, prefix=prefix)
         access = lab_access(state_dir)
         assert access is not None
         state = StateFolder.for_intent(fabric.intent.name, intent)
-        yield Lab(mode, intent, fabric, state_dir, access, state, up)
+        yield Lab(mode, intent, fabric, state_dir, access, state, up, prefix)
     finally:
-        down(state_dir, prefix=PREFIX)
+        down(state_dir, prefix=prefix)
         for key in ("DPCTL_LAB_DIR", "DPCTL_STATE_DIR", "DPCTL_LAB_PREFIX"):
             os.environ.pop(key, None)

@@ -25,7 +25,7 @@ from controller.hosts import HostsResult, run_hosts
 from controller.lab import down, run_probe
 from controller.verify import verify
 from tests.conftest import run_cli
-from tests.lab.conftest import PREFIX, Lab, leftovers
+from tests.lab.conftest import Lab, leftovers
 
 pytestmark = pytest.mark.lab
 TIMES: dict[str, float] = {}
@@ -165,7 +165,7 @@ def test_check_mode_changes_nothing(lab: Lab) -> None:
 def test_unreachable_server_reported_others_configured(lab: Lab) -> None:
     dual_arp_only(lab)
     victim, other = lab.fabric.servers[1], lab.fabric.servers[0]
-    namespace = f"{PREFIX}{victim.name}"
+    namespace = f"{lab.prefix}{victim.name}"
     with lab.session() as s:
         s.check(other.name, f"ip route flush table {100 + other.nics[0].rail}")  # work to do
         s.root_run(f"ip -n {namespace} link set mgmt0 down")
@@ -214,7 +214,7 @@ def _wipe_runtime(lab: Lab, server: str) -> tuple[str, str]:
     rules and tables flushed, the keep-alives (processes of this namespace) gone."""
     srv = lab.fabric.server_by_name[server]
     pings = (
-        f"for p in $(ip netns pids {PREFIX}{server}); do "
+        f"for p in $(ip netns pids {lab.prefix}{server}); do "
         '[ "$(cat /proc/$p/comm 2>/dev/null)" = ping ] && echo $p; done; true'
     )
     cmds = []
@@ -288,5 +288,11 @@ def test_lab_down_leaves_nothing(lab: Lab) -> None:
     result = run_cli("lab", "down", "-f", str(lab.intent), "--json")
     print(f"\nhosts lab timings: {json.dumps({k: round(v, 1) for k, v in TIMES.items()})}")
     assert result.exit_code == 0
-    assert leftovers() == {"namespaces": [], "qemu": [], "uml": [], "taps": [], "mounts": []}
-    down(lab.state_dir, prefix=PREFIX)  # and again: nothing to do, no error
+    assert leftovers(lab.prefix) == {
+        "namespaces": [],
+        "qemu": [],
+        "uml": [],
+        "taps": [],
+        "mounts": [],
+    }
+    down(lab.state_dir, prefix=lab.prefix)  # and again: nothing to do, no error

@@ -60,7 +60,7 @@ def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         access = lab_access(state_dir)
         assert access is not None
         state = StateFolder.for_intent(fabric.intent.name, INTENT)
-        yield Lab("dual-arp", INTENT, fabric, state_dir, access, state, up)
+        yield Lab("dual-arp", INTENT, fabric, state_dir, access, state, up, MULTI_PREFIX)
     finally:
         down(state_dir, prefix=MULTI_PREFIX)
         for key, value in saved.items():
