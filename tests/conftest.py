@@ -40,13 +40,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     form one group, so one worker runs them in file order on the one lab of that mode
     (tests/lab/conftest.py: each its own prefix), and the two labs run at once, one User-
     Mode Linux guest (one CPU) each; every other module is a group of its own, so no
-    module's fixtures, fixed ports or namespaces are used by two workers at once. Lab tests
-    first: the workers start on them, and take the other modules as they come free.
-    First of the hooks: xdist's own turns the marks into the scheduler's groups, and a mark
-    added after it is ignored (two workers each brought the same lab up)."""
+    module's fixtures, fixed ports or namespaces are used by two workers at once (xdist
+    hands out the groups largest first). First of the hooks: xdist's own turns the marks
+    into the scheduler's groups, and a mark added after it is ignored (two workers each
+    brought the same lab up)."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
-    items.sort(key=lambda item: not item.nodeid.startswith(LAB_TESTS))  # stable: lab first
 
 
 def run_cli(*args: str) -> Result:

@@ -372,9 +372,9 @@ def test_evpn_mh_a_server_the_pair_stopped_verifying_is_verified_again(lab: Lab)
     the sync is gone, and whichever leaf the answer reaches (arp_accept) verifies it again:
     one leaf's kernel must hold a verified entry, and both the /32.
 
-    Within 120 s: usually the lost leaf takes the server's next ARP within seconds (4.7 s,
-    2026-12-06), but CI once (2026-12-06) found after 60 s the pair's entry REACHABLE with
-    ``proto zebra`` and the lost leaf holding the agent's entry: zebra's own install of a
+    Within 120 s: the lost leaf verified the server again 4.7 s after in one run and 66.5 s
+    in another (2026-12-06); CI (2026-12-06) found after 60 s the pair's entry REACHABLE
+    with ``proto zebra`` and the lost leaf holding the agent's entry: zebra's own install of a
     sync, or an entry it created that the kernel verified since (a neighbour keeps the
     protocol it was created with). The first counts as the pair's activity until it goes
     STALE (base_reachable_time 30 s: up to 45 s), then the lost leaf's hold (6 s) and its
