@@ -32,7 +32,15 @@ from controller.platforms.frr.agent import (
     agent_stamp,
     agent_unchanged,
 )
-from controller.platforms.frr.driver import APPLIED_RUNNING, FRR_RELOAD, PART, VERIFY_READS
+from controller.platforms.frr.driver import (
+    APPLIED_RUNNING,
+    APPLY_SCRIPT,
+    APPLY_SOURCE,
+    FRR_RELOAD,
+    PART,
+    RELOADED_RUNNING,
+    VERIFY_READS,
+)
 from controller.platforms.frr.ssh import split_vtysh, tar
 from controller.verify import read_state
 from tests.drivers.conftest import frr_driver, recorded
@@ -264,8 +272,8 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
         sent.append(command)
         if command.startswith("ls -1"):
             return 0, "20261201T000000-000001\n", ""
-        if FRR_RELOAD in command and "--reload" in command:
-            return 0, "reload-rc=0\n" + f"\n{PART}\n" + switch.run(FRR_RELOAD)[1], ""
+        if APPLY_SCRIPT in command:
+            return 0, json.dumps({"applied": True, "errors": [], "left_to_add": []}), ""
         if command.startswith(("if cd", "tar", "mkdir", "rm", "cat")) or FRR_RELOAD in command:
             return switch.run(command, stdin) if command.startswith("if cd") else (0, "", "")
         return 0, "", ""
@@ -289,6 +297,83 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
     for command in sent:
         check = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
         assert check.returncode == 0, f"{command!r}: {check.stderr}"
+
+
+def _committing(answers: dict[str, tuple[int, str, str]]) -> tuple[Any, list[tuple[str, Any]]]:
+    """A driver whose commit gets ``answers`` (first match of a key in the command), and the
+    commands it sent with their stdin."""
+    switch = ScriptedSwitch(RUNNING, applied_record=RUNNING)
+    driver = _scripted(switch)
+    sent: list[tuple[str, Any]] = []
+
+    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
+        sent.append((command, stdin))
+        for key, answer in answers.items():
+            if key in command:
+                return answer
+        return switch.run(command, stdin) if command.startswith("if cd") else (0, "", "")
+
+    driver._run = run
+    candidate = APPLIED.replace("10.255.0.3", "10.255.0.9")
+    driver.load_replace_candidate(config=bundle.pack({**switch.files, "frr.conf": candidate}))
+    return driver, sent
+
+
+def _sent_with(sent: list[tuple[str, Any]], text: str) -> list[tuple[str, Any]]:
+    return [(command, stdin) for command, stdin in sent if text in command]
+
+
+def test_a_commit_applies_frr_once_and_records_what_that_apply_read() -> None:
+    """apply_on_switch.py travels with the candidate; its reading after the apply becomes the
+    record (no vtysh run of its own in the step that stores the files)."""
+    answer = {"applied": True, "errors": [], "left_to_add": [], "vtysh_runs": 6}
+    driver, sent = _committing({APPLY_SCRIPT: (0, json.dumps(answer) + "\n", "")})
+    driver.commit_config()
+    ((_command, archive),) = _sent_with(sent, APPLY_SCRIPT)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        script = tar.extractfile(APPLY_SCRIPT)
+        assert script is not None and script.read() == APPLY_SOURCE
+    assert not _sent_with(sent, FRR_RELOAD)
+    (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
+    assert f"mv /etc/frr/dpctl/{RELOADED_RUNNING} " in finish and "vtysh" not in finish
+
+
+def test_lines_frr_did_not_take_fail_the_commit_by_name() -> None:
+    from napalm.base.exceptions import ReplaceConfigException
+
+    answer = {
+        "applied": False,
+        "errors": ["could not remove: router bgp 65100 -- no bgp graceful-restart"],
+        "left_to_add": ["router bgp 65100\n neighbor swp9 interface peer-group NOPE"],
+    }
+    driver, _sent = _committing({APPLY_SCRIPT: (1, json.dumps(answer) + "\n", "")})
+    with pytest.raises(ReplaceConfigException) as failed:
+        driver.commit_config()
+    message = str(failed.value)
+    assert "could not remove: router bgp 65100 -- no bgp graceful-restart" in message
+    assert "FRR rejected: router bgp 65100;  neighbor swp9 interface peer-group NOPE" in message
+
+
+def test_where_frr_reload_cannot_be_loaded_the_commit_runs_frr_reload_itself() -> None:
+    clean = "\nLines To Delete\n===============\n\nLines To Add\n============\n"
+    driver, sent = _committing(
+        {
+            APPLY_SCRIPT: (3, '{"applied": false, "errors": ["unusable"]}\n', ""),
+            f"{FRR_RELOAD} --reload": (0, f"reload-rc=0\n\n{PART}\n{clean}", ""),
+        }
+    )
+    driver.commit_config()
+    assert len(_sent_with(sent, f"{FRR_RELOAD} --reload")) == 1
+    (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
+    assert "vtysh -c 'show running-config' > " in finish  # recorded as before
+
+
+def test_an_apply_that_answers_nothing_readable_fails_the_commit() -> None:
+    from napalm.base.exceptions import ReplaceConfigException
+
+    driver, _sent = _committing({APPLY_SCRIPT: (127, "", "python3: not found")})
+    with pytest.raises(ReplaceConfigException, match=r"applying frr.conf failed \(127\).*python3"):
+        driver.commit_config()
 
 
 class _FakeClient:
@@ -404,7 +489,7 @@ def test_the_commit_stores_the_stamp_of_the_agent_it_starts(with_agent: bool) ->
     files = {"frr.conf": APPLIED, AGENT_STAMP: f"{AGENT} sha256 {'0' * 64}\n"}  # a rollback's
     if with_agent:
         files["arp-to-host.json"] = AGENT_CONFIG
-    driver._finish(files, record_running=False)
+    driver._finish(files, record="")
     ((command, archive),) = sent
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         got = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
@@ -455,7 +540,7 @@ def test_a_commit_keeps_a_running_agent_only_when_told_and_never_kills_a_strange
     started: list[int] = []
 
     def agent_after(keep: bool) -> int:
-        driver._finish(files, record_running=False, keep_agent=keep)
+        driver._finish(files, record="", keep_agent=keep)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             text = pidfile.read_text().strip() if pidfile.exists() else ""

@@ -2,8 +2,10 @@
 
 The configuration is the bundle of rendered files (frr.conf, ip.batch, bridge.batch,
 sysctl.conf, qos.tc, arp-to-host.json). A replace is a true replace:
-- FRR with frr-reload.py, which computes and applies the difference to the running daemons
-  (lines no longer in the file are removed), and whose --test gives compare_config;
+- FRR with frr-reload.py's differ, which computes and applies the difference to the running
+  daemons (lines no longer in the file are removed): run by apply_on_switch.py on the switch
+  (frr-reload.py's own --reload where that cannot load it), and frr-reload --test gives
+  compare_config;
 - the Linux side by tearing down the links the previous ip.batch created and applying the
   new files with ip/bridge/tc -batch and sysctl -p.
 State lives next to FRR's own configuration, in /etc/frr/dpctl/ (per node in the lab, where
@@ -23,10 +25,12 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import paramiko
@@ -47,6 +51,7 @@ from controller.platforms.frr.agent import (
     agent_stamp,
     agent_unchanged,
 )
+from controller.platforms.frr.apply_on_switch import UNAVAILABLE
 from controller.platforms.frr.changes import (
     LINUX_FILES,
     MAIN_FILE,
@@ -84,6 +89,10 @@ FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 BUNDLE_FILES = tuple(FILES)
 """The platform's rendered files: a bundle holds these only (a name becomes a path here)."""
 APPLIED_RUNNING = "applied-running.conf"
+RELOADED_RUNNING = "reloaded-running.conf"
+"""The running config apply_on_switch.py read right after applying (recorded when confirmed)."""
+APPLY_SCRIPT = "apply_on_switch.py"
+APPLY_SOURCE = (Path(__file__).parent / APPLY_SCRIPT).read_bytes()
 SNAPSHOT_REUSE_S = 30.0
 PART = "#### dpctl-part"
 VERIFY_READS = (
@@ -337,13 +346,40 @@ class FrrDriver(FrrGetters, DpctlDriver):
             for chunk in out.split(f"\n{PART} ")[1:]
         ]
 
-    def _apply_frr(self, text: str) -> list[str]:
-        """frr-reload the new frr.conf, then frr-reload --test it: a line left to add is one
-        the daemons did not take (one exec)."""
+    def _apply_frr(self, text: str) -> tuple[list[str], str]:
+        """Make FRR run the new frr.conf (written to /etc/frr/frr.conf, what FRR starts with):
+        the problems, and the shell line that records the running config for ``_finish``.
+        Applied by ``apply_on_switch.py`` (frr-reload's differ, half its vtysh runs, the
+        check and the record in the same reading); where the switch's frr-reload.py cannot
+        be loaded as a module, by frr-reload.py itself."""
         path = "/etc/frr/frr.conf"
         rc, out, err = self._with_files(
-            {f"candidate/{MAIN_FILE}": text},
+            {f"candidate/{MAIN_FILE}": text, APPLY_SCRIPT: APPLY_SOURCE},
             f"cat {STATE}/candidate/{MAIN_FILE} > {path} && "
+            f"python3 {STATE}/{APPLY_SCRIPT} {path} {STATE}/{RELOADED_RUNNING}",
+        )
+        if rc == UNAVAILABLE:
+            return self._apply_frr_reload(path), self._record_show_running()
+        try:
+            answer = json.loads(out.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            return [f"applying frr.conf failed ({rc}): {(err or out).strip()[-400:]}"], ""
+        problems = [f"frr.conf: {error}" for error in answer.get("errors", [])]
+        add = [line for item in answer.get("left_to_add", []) for line in item.splitlines()]
+        if add:  # lines the daemons did not take
+            problems.append("FRR rejected: " + "; ".join(add[:10]))
+        if rc != 0 and not problems:
+            problems.append(f"applying frr.conf failed ({rc}): {err.strip()[-400:]}")
+        record = (
+            f"mv {STATE}/{RELOADED_RUNNING} {STATE}/{APPLIED_RUNNING}.new && "
+            f"mv {STATE}/{APPLIED_RUNNING}.new {STATE}/{APPLIED_RUNNING}"
+        )
+        return problems, record
+
+    def _apply_frr_reload(self, path: str) -> list[str]:
+        """frr-reload the written frr.conf, then frr-reload --test it: a line left to add is
+        one the daemons did not take (one exec)."""
+        rc, out, err = self._run(
             f"{FRR_RELOAD} --reload --stdout {path} >{STATE}/reload.log 2>&1; "
             f"echo \"reload-rc=$?\"; tail -c 400 {STATE}/reload.log; printf '\\n{PART}\\n'; "
             f"{FRR_RELOAD} --test --stdout {path}",
@@ -360,36 +396,41 @@ class FrrDriver(FrrGetters, DpctlDriver):
             problems.append("FRR rejected: " + "; ".join(add[:10]))
         return problems
 
-    def _finish(
-        self, files: dict[str, str], record_running: bool, keep_agent: bool = False
-    ) -> None:
-        """Store the applied files, (re)start the ARP-to-host agent, record FRR's running
-        config as the one this commit confirmed: one exec. With ``keep_agent`` (nothing the
-        agent reads changed: ``agent_unchanged``) a running agent is left running, and one
-        that is not running is started."""
+    @staticmethod
+    def _record_show_running() -> str:
+        return (
+            f"vtysh -c {shlex.quote(SHOW_RUNNING)} > {STATE}/{APPLIED_RUNNING}.new && "
+            f"mv {STATE}/{APPLIED_RUNNING}.new {STATE}/{APPLIED_RUNNING}"
+        )
+
+    def _finish(self, files: dict[str, str], record: str, keep_agent: bool = False) -> None:
+        """Store the applied files, (re)start the ARP-to-host agent, run ``record`` (the
+        shell line that records FRR's running config as the one this commit confirmed; ""
+        for none): one exec. With ``keep_agent`` (nothing the agent reads changed:
+        ``agent_unchanged``) a running agent is left running, and one that is not running
+        is started."""
         upload: dict[str, str | bytes] = {
             f"current/{name}": text for name, text in files.items() if name != AGENT_STAMP
         }
         agent_files, script = agent_commands(STATE, files, keep_agent)
         upload.update(agent_files)
-        if record_running:
-            script.append(
-                f"vtysh -c {shlex.quote(SHOW_RUNNING)} > {STATE}/{APPLIED_RUNNING}.new && "
-                f"mv {STATE}/{APPLIED_RUNNING}.new {STATE}/{APPLIED_RUNNING}"
-            )
+        if record:
+            script.append(record)
         rc, _out, err = self._with_files(upload, "\n".join([*script, "true"]))
         if rc != 0:
             raise ReplaceConfigException(f"{self.hostname}: storing the applied files: {err}")
 
     def _apply(self, files: dict[str, str], old: dict[str, str], merged: bool = False) -> None:
         problems = self._apply_linux(old, files)
+        record = ""
         if MAIN_FILE in files:
-            problems += self._apply_frr(files[MAIN_FILE])
+            frr_problems, record = self._apply_frr(files[MAIN_FILE])
+            problems += frr_problems
         if problems:
             raise ReplaceConfigException(f"{self.hostname}: " + " | ".join(problems))
         self._finish(
             files,
-            record_running=MAIN_FILE in files and not merged,
+            record="" if merged else record,
             keep_agent=agent_unchanged(old, files),
         )
 
