@@ -30,7 +30,7 @@ from typing import Any
 
 from controller.facts import Fabric
 from controller.lab.errors import LabError
-from controller.lab.scripts import run_dir
+from controller.lab.scripts import lldpd_restart_script, run_dir
 from controller.lab.session import LabSession
 
 IMPAIR_FILE = "impair.json"
@@ -194,6 +194,22 @@ def lldp_refresh(session: LabSession, devices: set[str]) -> None:
     session.root_run("\n".join(lines) + "\n")
 
 
+def restart_lldpd(session: LabSession, fabric: Fabric, devices: set[str]) -> None:
+    """Restart the lldpd of each of ``devices`` (the nodes whose ports a swap moved): an
+    lldpd sometimes never took up a port moved into its namespace (a swap not seen in LLDP
+    after 180 s, 2026-12-06), where a new one reads its ports afresh and sends at once."""
+    from controller.lab.fabric import lab_topology
+
+    nodes = {node.name: node for node in lab_topology(fabric).nodes}
+    run = run_dir(session.state.prefix)
+    script = "\n".join(
+        lldpd_restart_script(run, nodes[d], session.state.nodes[d].namespace)
+        for d in sorted(devices)
+        if nodes[d].ports
+    )
+    _run(session, script + "\n", f"restarting lldpd on {', '.join(sorted(devices))}")
+
+
 LLDP_SETTLE_S = 180.0
 """A swap took 60-100 s to show in LLDP in the UML guest; once, on a loaded machine, more than
 90 s (a port moved into a namespace not yet taken up by its lldpd)."""
@@ -316,6 +332,7 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
     with LabSession.open(state_dir) as session:
         temp = f"{session.state.prefix}sw"
         _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
+        restart_lldpd(session, fabric, {m1[0], m2[0]})
         lldp_refresh(session, {x[0], y[0], peer[x][0], peer[y][0]})
         settled = wait_lldp(session, {x: peer[y], y: peer[x], peer[x]: y, peer[y]: x})
     record.swaps.append((f"{x[0]}:{x[1]}", f"{y[0]}:{y[1]}"))
@@ -367,6 +384,7 @@ def clear(fabric: Fabric, state_dir: Path) -> list[str]:
         with LabSession.open(state_dir) as session:
             temp = f"{session.state.prefix}sw"
             _run(session, swap_script(session, m1, m2, temp), f"undo swap {first} {second}")
+            restart_lldpd(session, fabric, {m1[0], m2[0]})
             lldp_refresh(session, {m1[0], m2[0], peer[m1][0], peer[m2][0]})
             x, y = _split(first), _split(second)
             after = wiring(fabric, record.swaps)

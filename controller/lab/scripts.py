@@ -303,7 +303,7 @@ def _node_start(plan: BuildPlan, node: LabNode) -> str:
     if node.kind == "switch":
         steps += [f"mount --bind /etc/frr/{ns} /etc/frr", f"mount --bind /run/frr/{ns} /run/frr"]
     if plan.lldpd and node.ports:
-        steps += _lldpd_steps(run, node)
+        steps += lldpd_steps(run, node)
     # -r: a connection is served by a fork of the listener, not a new exec of sshd (~0.2 s of
     # guest CPU each in the UML guest, where a page fault costs ~0.1-0.3 ms; deploy and verify
     # open one per switch, lab up one per node)
@@ -317,7 +317,7 @@ def _node_start(plan: BuildPlan, node: LabNode) -> str:
     return out
 
 
-def _lldpd_steps(run: str, node: LabNode) -> list[str]:
+def lldpd_steps(run: str, node: LabNode) -> list[str]:
     """lldpd on the node's ports (port ID = ifname, like a switch), socket bound for lldpcli."""
     sock = f"{run}/{node.name}.lldpd.sock"
     med = " -M 4" if node.kind == "switch" else ""
@@ -327,6 +327,28 @@ def _lldpd_steps(run: str, node: LabNode) -> list[str]:
         f"i=0; while [ ! -S {sock} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done",
         f"mount --bind {sock} /run/lldpd.socket",
     ]
+
+
+def lldpd_restart_script(run: str, node: LabNode, ns: str) -> str:
+    """Restart a node's lldpd where it ran: in the namespaces of the node's sshd (its
+    network, hostname and mount namespaces), its socket bound again on /run/lldpd.socket there
+    (a new lldpd makes a new socket file: the old bind would leave the driver's ``lldpcli``
+    talking to nothing). The old lldpd (its monitor and its child) is ended by PID, found
+    among the namespace's processes by name. Why restart at all: an lldpd sometimes never
+    took up a port that a re-cabling moved into its namespace (issue 41's swaps)."""
+    sock = f"{run}/{node.name}.lldpd.sock"
+    comm = '"$(cat /proc/$p/comm 2>/dev/null)"'
+    mine = f"for p in $(ip netns pids {ns}); do [ {comm} = lldpd ] && echo $p; done"
+    start = "; ".join(["umount /run/lldpd.socket 2>/dev/null", *lldpd_steps(run, node)])
+    return "\n".join(
+        [
+            f"old=$({mine})",
+            '[ -z "$old" ] || kill $old',
+            f'i=0; while [ -n "$({mine})" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done',
+            f"rm -f {sock}",
+            f"nsenter -t $(cat {run}/{node.name}.sshd.pid) -n -u -m sh -c {q(start)}",
+        ]
+    )
 
 
 def status_script(nodes: list[tuple[str, str, bool]], prefix: str) -> str:

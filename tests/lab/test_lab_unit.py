@@ -632,3 +632,26 @@ def test_guest_put_file_command_is_never_seen_half_written(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir()] == ["probe_agent.py"]
     with pytest.raises(LabCommandError, match="unsafe path"):
         atomic_write_command("/run/x'; rm -rf /", 0o644)
+
+
+def test_an_lldpd_restart_ends_the_old_by_pid_then_starts_and_binds_in_the_sshd_namespaces() -> (
+    None
+):
+    from controller.lab.scripts import lldpd_restart_script, lldpd_steps
+
+    node = LabNode("p1-spine1", "switch", "spine", 1, ("swp1", "swp2"))
+    script = lldpd_restart_script("/run/dpx", node, "dpx-p1-spine1")
+    check = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    lines = script.splitlines()
+    # the old lldpd: the namespace's processes named lldpd, by PID (never by pattern)
+    assert "ip netns pids dpx-p1-spine1" in lines[0] and "= lldpd" in lines[0]
+    assert lines[1] == '[ -z "$old" ] || kill $old'
+    assert lines[3] == "rm -f /run/dpx/p1-spine1.lldpd.sock"
+    # the new one where the old ran: the sshd's network, hostname and mount namespaces, its
+    # socket bound again on /run/lldpd.socket (the old bind is undone first)
+    assert lines[4].startswith("nsenter -t $(cat /run/dpx/p1-spine1.sshd.pid) -n -u -m sh -c ")
+    assert "umount /run/lldpd.socket" in lines[4]
+    for step in lldpd_steps("/run/dpx", node):
+        assert step.split(" ")[0] in lines[4]
+    assert "mount --bind /run/dpx/p1-spine1.lldpd.sock /run/lldpd.socket" in lines[4]
