@@ -32,6 +32,7 @@ from controller.platforms.frr.agent import (
     agent_stamp,
     agent_unchanged,
 )
+from controller.platforms.frr.changes import strip_running_header
 from controller.platforms.frr.driver import (
     APPLIED_RUNNING,
     APPLY_SCRIPT,
@@ -46,6 +47,8 @@ from controller.verify import read_state
 from tests.drivers.conftest import frr_driver, recorded
 
 LEAF = "frr/p1-g1-leaf1"
+COMPARE = f"{APPLY_SCRIPT} --cache /etc/frr/dpctl/marked --test "
+"""How the driver asks the switch what a candidate changes (frr-reload's differ)."""
 
 
 def _recorded(command: str) -> str:
@@ -140,6 +143,8 @@ class ScriptedSwitch:
             return 0, f"{stored}\n{PART}\n{self.running}\n{PART}\n{record}", ""
         if FRR_RELOAD in command:
             return 0, "\nLines To Delete\n===============\n\nLines To Add\n============\n", ""
+        if APPLY_SCRIPT in command and " --test " in command:
+            return 0, json.dumps({"errors": [], "left_to_add": [], "left_to_delete": []}), ""
         if APPLIED_RUNNING in command:
             self.record = stdin
             return 0, "", ""
@@ -195,7 +200,7 @@ def test_drift_in_the_running_config_is_compared_by_frr_reload() -> None:
     driver = _scripted(switch)
     driver.load_replace_candidate(config=bundle.pack(switch.files))
     driver.compare_config()
-    assert any(FRR_RELOAD + " --test" in c for c in switch.commands)
+    assert any(COMPARE in c for c in switch.commands)
 
 
 def test_without_a_record_frr_reload_decides_and_a_clean_answer_is_recorded() -> None:
@@ -203,7 +208,7 @@ def test_without_a_record_frr_reload_decides_and_a_clean_answer_is_recorded() ->
     driver = _scripted(switch)
     driver.load_replace_candidate(config=bundle.pack(switch.files))
     assert driver.compare_config() == ""
-    assert any(FRR_RELOAD + " --test" in c for c in switch.commands)
+    assert any(COMPARE in c for c in switch.commands)
     assert switch.record is not None and "router bgp 65100" in switch.record
     switch.commands.clear()
     driver.load_replace_candidate(config=bundle.pack(switch.files))
@@ -256,7 +261,7 @@ def test_no_record_means_no_fast_path(case: str) -> None:
     driver = _scripted(switch)
     driver.load_replace_candidate(config=bundle.pack({**switch.files, "frr.conf": APPLIED}))
     driver.compare_config()
-    assert any(FRR_RELOAD in c for c in switch.commands)
+    assert any(COMPARE in c for c in switch.commands)
 
 
 def test_every_script_the_driver_sends_is_valid_shell() -> None:
@@ -273,7 +278,8 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
         if command.startswith("ls -1"):
             return 0, "20261201T000000-000001\n", ""
         if APPLY_SCRIPT in command:
-            return 0, json.dumps({"applied": True, "errors": [], "left_to_add": []}), ""
+            done = {"applied": True, "errors": [], "left_to_add": [], "left_to_delete": []}
+            return 0, json.dumps(done), ""
         if command.startswith(("if cd", "tar", "mkdir", "rm", "cat")) or FRR_RELOAD in command:
             return switch.run(command, stdin) if command.startswith("if cd") else (0, "", "")
         return 0, "", ""
@@ -607,3 +613,76 @@ def test_the_agent_is_restarted_only_when_what_it_reads_changed(change: str, kep
         new["bridge.batch"] = "vlan add vid 20 dev bond1\n"
     assert agent_unchanged(old, new) is kept
     assert not agent_unchanged(_without_stamp(old), {"frr.conf": APPLIED})  # no agent at all
+
+
+def _comparing(answer: tuple[int, str, str]) -> tuple[Any, list[tuple[str, Any]]]:
+    """A driver comparing a candidate against a switch with no record (frr-reload's differ
+    decides), the switch's differ answering ``answer``; and what was sent."""
+    switch = ScriptedSwitch(RUNNING, applied_record=None)
+    driver = _scripted(switch)
+    sent: list[tuple[str, Any]] = []
+
+    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
+        sent.append((command, stdin))
+        if COMPARE in command:
+            return answer
+        return switch.run(command, stdin)
+
+    driver._run = run
+    candidate = APPLIED + "ip prefix-list NEW seq 5 permit 10.1.0.0/16\n"
+    driver.load_replace_candidate(config=bundle.pack({**switch.files, "frr.conf": candidate}))
+    return driver, sent
+
+
+def test_the_switch_compares_against_the_snapshot_it_was_sent() -> None:
+    answer = {
+        "errors": [],
+        "left_to_add": ["ip prefix-list NEW seq 5 permit 10.1.0.0/16", "hostname other"],
+        "left_to_delete": ["router bgp 65100\n no bgp graceful-restart"],
+    }
+    driver, sent = _comparing((0, json.dumps(answer) + "\n", ""))
+    diff = driver.compare_config()
+    assert "+ip prefix-list NEW seq 5 permit 10.1.0.0/16\n" in diff
+    assert "-router bgp 65100\n- no bgp graceful-restart\n" in diff
+    assert "hostname" not in diff  # never compared (a test's FRR instance has the host's)
+    ((_command, archive),) = [(c, s) for c, s in sent if COMPARE in c]
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        stored = tar.extractfile("candidate/running.conf")
+        assert stored is not None
+        assert stored.read().decode() == strip_running_header(RUNNING)  # the snapshot's
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [(0, '{"errors": []}\n', ""), (0, "", ""), (1, '{"errors": ["vtysh cannot read x"]}', "")],
+    ids=["no lists", "no answer", "an error"],
+)
+def test_a_compare_without_a_whole_answer_fails_never_reads_as_no_change(
+    reply: tuple[int, str, str],
+) -> None:
+    from napalm.base.exceptions import CommandErrorException
+
+    driver, _sent = _comparing(reply)
+    with pytest.raises(CommandErrorException, match=r"comparing frr\.conf failed"):
+        driver.compare_config()
+
+
+def test_where_frr_reload_cannot_be_loaded_the_compare_runs_frr_reload_test() -> None:
+    driver, sent = _comparing((3, '{"applied": false, "errors": ["unusable"]}\n', ""))
+    driver._run_inner = driver._run
+
+    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
+        if command.startswith(f"{FRR_RELOAD} --test"):
+            sent.append((command, stdin))
+            return (
+                0,
+                "\nLines To Add\n============\nip prefix-list NEW seq 5 permit 1.0.0.0/8\n",
+                "",
+            )
+        return driver._run_inner(command, stdin)
+
+    driver._run = run
+    assert "+ip prefix-list NEW seq 5 permit 1.0.0.0/8" in driver.compare_config()
+    assert [c for c, _ in sent if c.startswith(FRR_RELOAD)] == [
+        f"{FRR_RELOAD} --test --stdout /etc/frr/dpctl/candidate/frr.conf"
+    ]

@@ -18,7 +18,11 @@ import yaml
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
 from controller.platforms.frr import apply_on_switch
-from controller.platforms.frr.changes import parse_reload_test, strip_running_header
+from controller.platforms.frr.changes import (
+    parse_reload_test,
+    significant_lines,
+    strip_running_header,
+)
 from controller.render.device import build_device
 from controller.render.engine import render_fabric
 from tests.conftest import INVENTORY
@@ -66,12 +70,13 @@ def run_script(instance: FrrInstance, conf: Path, *extra: str) -> tuple[int, dic
             instance.namespace,
             *extra,
             str(conf),
-            str(running_out),
+            *([] if "--test" in extra else [str(running_out)]),
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
+    assert done.stdout, done.stderr[-2000:]
     return done.returncode, json.loads(done.stdout), running_out
 
 
@@ -98,14 +103,35 @@ STEPS = ["plain", "drained", "plain", "plain"]
 """A first deploy, a drain, an undrain, a deploy that changes nothing."""
 
 
+def compare(instance: FrrInstance, conf: Path, cache: Path) -> dict[str, Any]:
+    """The script's --test over a reading taken now (as the driver's snapshot)."""
+    reading = conf.with_suffix(".reading")
+    reading.write_text(strip_running_header(instance.show("show running-config")))
+    code, answer, _out = run_script(instance, conf, "--cache", str(cache), "--test", str(reading))
+    assert code == 0 and answer["errors"] == [], answer
+    return answer
+
+
+def lines(entries: list[str]) -> list[str]:
+    return significant_lines(entries)
+
+
 def test_each_step_ends_where_frr_reload_ends_with_half_the_vtysh_runs(
     twins: tuple[dict[str, str], FrrInstance, FrrInstance], tmp_path: Path
 ) -> None:
     configs, script, reload = twins
+    cache = tmp_path / "marked"
     for index, step in enumerate(STEPS):
         conf = tmp_path / f"{index}-{step}.conf"
         conf.write_text(configs[step])
-        code, answer, running_out = run_script(script, conf)
+        # the compare: frr-reload --test's answer, from the reading given (2 vtysh runs)
+        asked = compare(script, conf, cache)
+        assert (lines(asked["left_to_delete"]), lines(asked["left_to_add"])) == left(
+            script, conf
+        ), step
+        assert asked["vtysh_runs"] == 2 and len(list(cache.iterdir())) == 1
+        code, answer, running_out = run_script(script, conf, "--cache", str(cache))
+        assert not cache.exists()  # the commit took the compare's mark and dropped it
         frr_reload(reload, conf, "--reload")
         assert code == 0 and answer["applied"], (step, answer)
         assert answer["errors"] == [] and answer["left_to_add"] == []
@@ -116,12 +142,12 @@ def test_each_step_ends_where_frr_reload_ends_with_half_the_vtysh_runs(
         changes = answer["deleted"] + answer["added"]
         if index < 3:
             assert changes > 0 and answer["passes"] == 1, (step, answer)
-            # mark the candidate, read and mark the running config, apply the adds, read
-            # and mark again, and one vtysh per delete (frr-reload --reload: 8 plus one per
-            # delete, then --test 3 and the record 1)
-            assert answer["vtysh_runs"] == 6 + answer["deleted"], (step, answer)
-        else:  # nothing to change: the candidate and one reading
-            assert changes == 0 and answer["passes"] == 0 and answer["vtysh_runs"] == 3
+            # read and mark the running config, apply the adds, read and mark again, and
+            # one vtysh per delete (the candidate's mark came from the compare; frr-reload
+            # --reload: 8 plus one per delete, then --test 3 and the record 1)
+            assert answer["vtysh_runs"] == 5 + answer["deleted"], (step, answer)
+        else:  # nothing to change: one reading
+            assert changes == 0 and answer["passes"] == 0 and answer["vtysh_runs"] == 2
 
 
 def test_a_line_the_daemons_refuse_is_left_to_add_and_fails(
@@ -133,7 +159,7 @@ def test_a_line_the_daemons_refuse_is_left_to_add_and_fails(
     assert bad != configs["plain"]
     conf = tmp_path / "bad.conf"
     conf.write_text(bad)
-    code, answer, _out = run_script(script, conf)
+    code, answer, _out = run_script(script, conf)  # no cache: marks the candidate itself
     assert code == 1 and not answer["applied"]
     assert any(
         "neighbor swp9 interface peer-group NO-SUCH-GROUP" in item for item in answer["left_to_add"]

@@ -15,9 +15,12 @@ vtysh runs, each ~0.4 s of CPU in the lab's guest and the bulk of a deploy's tim
   (the first pass's adds again with what is still missing: a ``no`` that removed more than
   its line, a keyword that may appear once), runs only when the check finds lines missing.
 
-Usage: ``python3 apply_on_switch.py [--pathspace NS] [--frr-reload PATH] CONF RUNNING_OUT``.
-Writes the running config read after the apply (``show running-config``, whole) to
-RUNNING_OUT and prints one JSON object: ``applied`` (no line left to add, no step failed),
+Usage: ``python3 apply_on_switch.py [--pathspace NS] [--frr-reload PATH] [--cache DIR] CONF
+RUNNING_OUT`` applies; ``... --test RUNNING CONF`` only compares CONF with a running config
+read before (the driver's snapshot: ``frr-reload.py --test``'s answer with one reading less),
+and with ``--cache DIR`` keeps CONF's marked form for the commit that follows. The apply
+writes the running config read after it (``show running-config``, whole) to RUNNING_OUT and
+prints one JSON object: ``applied`` (no line left to add, no step failed),
 ``errors``, ``left_to_add``, ``left_to_delete`` (each entry the lines with their context, as
 ``frr-reload.py --test`` prints them), ``deleted``, ``added``, ``passes``, ``vtysh_runs``.
 Exit 0 applied, 1 not (the JSON says why), 3 when FRR's frr-reload.py cannot be loaded as a
@@ -27,10 +30,12 @@ module (nothing was done: the driver falls back to running ``frr-reload.py --rel
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any
@@ -81,6 +86,32 @@ class Counted:
         self.vtysh.exec_file(filename)
 
 
+class CachedMarks:
+    """Marks files through ``vtysh`` once per content: a compare (``--test``) stores the
+    candidate's marked form in ``folder``, the commit that follows reads it from there (one
+    vtysh run less each). Keyed by the SHA-256 of the file's text, so a different candidate
+    is never served an old mark; the commit removes the folder."""
+
+    def __init__(self, vtysh: Counted, folder: str) -> None:
+        self.vtysh = vtysh
+        self.folder = folder
+
+    def mark_file(self, filename: str) -> str:
+        with open(filename, "rb") as handle:
+            key = hashlib.sha256(handle.read()).hexdigest()
+        path = os.path.join(self.folder, key)
+        if os.path.isfile(path):
+            with open(path) as handle:
+                return handle.read()
+        marked = self.vtysh.mark_file(filename)
+        shutil.rmtree(self.folder, ignore_errors=True)  # one candidate at a time
+        os.makedirs(self.folder, exist_ok=True)
+        with open(path + ".new", "w") as handle:
+            handle.write(marked)
+        os.replace(path + ".new", path)
+        return marked
+
+
 class Applier:
     def __init__(self, fr: Any, vtysh: Counted, workdir: str) -> None:
         self.fr = fr
@@ -104,10 +135,19 @@ class Applier:
             handle.write(text)
         return path
 
-    def candidate(self, path: str) -> Any:
-        config = self.fr.Config(self.vtysh)
-        config.load_from_file(path)  # marks it: one vtysh run
+    def candidate(self, path: str, cache: str | None = None) -> Any:
+        """The candidate as frr-reload reads it (marked by vtysh: one run, none when
+        ``cache`` holds its mark)."""
+        config = self.fr.Config(self.vtysh if cache is None else CachedMarks(self.vtysh, cache))
+        config.load_from_file(path)
         return config
+
+    def stored_running(self, path: str) -> Any:
+        """A running config read earlier (the driver's snapshot), marked: one vtysh run."""
+        with open(path) as handle:
+            text = handle.read()
+        body = "\n".join(line for line in text.split("\n") if line.strip() not in HEADER)
+        return self.config_of(self.vtysh.mark_file(self._file("running.conf", body + "\n")))
 
     def running(self) -> tuple[str, Any]:
         """FRR's running config: the whole text (what the driver records) and its Config."""
@@ -168,13 +208,35 @@ def differences(fr: Any, candidate: Any, running: Any) -> tuple[list[Any], list[
     return significant(to_add), significant(to_delete)
 
 
-def apply(fr: Any, vtysh: Counted, conf: str, running_out: str) -> dict[str, Any]:
+def test(fr: Any, vtysh: Counted, conf: str, running: str, cache: str | None) -> dict[str, Any]:
+    """What applying ``conf`` over the running config stored in ``running`` would delete and
+    add (``frr-reload.py --test``'s answer, from a reading the driver already has)."""
     with tempfile.TemporaryDirectory(prefix="dpctl-apply-") as workdir:
         applier = Applier(fr, vtysh, workdir)
         try:
-            candidate = applier.candidate(conf)
+            candidate = applier.candidate(conf, cache)
+        except fr.VtyshException as exc:
+            return {"errors": [f"vtysh cannot read {conf}: {exc}"]}
+        to_add, to_delete = differences(fr, candidate, applier.stored_running(running))
+        return {
+            "errors": [],
+            "left_to_add": applier.as_text(to_add, False),
+            "left_to_delete": applier.as_text(to_delete, True),
+        }
+
+
+def apply(
+    fr: Any, vtysh: Counted, conf: str, running_out: str, cache: str | None = None
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="dpctl-apply-") as workdir:
+        applier = Applier(fr, vtysh, workdir)
+        try:
+            candidate = applier.candidate(conf, cache)
         except fr.VtyshException as exc:  # nothing applied, as frr-reload
             return {"applied": False, "errors": [f"vtysh cannot read {conf}: {exc}"]}
+        finally:
+            if cache is not None:
+                shutil.rmtree(cache, ignore_errors=True)
         text, running = applier.running()
         to_add, to_delete = differences(fr, candidate, running)
         first_adds = list(to_add)
@@ -206,9 +268,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pathspace", default=None, help="FRR's -N (a test's instance)")
     parser.add_argument("--frr-reload", default=FRR_RELOAD, help="FRR's frr-reload.py")
+    parser.add_argument("--cache", default=None, help="folder of the candidate's mark")
+    parser.add_argument("--test", metavar="RUNNING", help="compare with this stored reading")
     parser.add_argument("conf")
-    parser.add_argument("running_out")
+    parser.add_argument("running_out", nargs="?")
     args = parser.parse_args(argv)
+    if (args.test is None) == (args.running_out is None):
+        parser.error("give RUNNING_OUT to apply, or --test RUNNING to compare")
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     answer = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what vtysh prints while it applies goes to stderr, not into the answer
@@ -217,11 +283,16 @@ def main(argv: list[str]) -> int:
         answer.write(json.dumps({"applied": False, "errors": [f"{args.frr_reload}: unusable"]}))
         return UNAVAILABLE
     vtysh = Counted(fr.Vtysh("/usr/bin", "/etc/frr", None, args.pathspace))
-    result = apply(fr, vtysh, args.conf, args.running_out)
+    if args.test is not None:
+        result = test(fr, vtysh, args.conf, args.test, args.cache)
+        ok = not result["errors"]
+    else:
+        result = apply(fr, vtysh, args.conf, args.running_out, args.cache)
+        ok = result["applied"]
     result["vtysh_runs"] = vtysh.runs
     answer.write(json.dumps(result) + "\n")
     answer.flush()
-    return 0 if result["applied"] else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

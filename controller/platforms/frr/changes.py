@@ -55,6 +55,13 @@ def strip_running_header(text: str) -> str:
     return "".join(line for line in lines if not line.startswith(skip) and line.strip() != "")
 
 
+def significant_lines(items: list[str]) -> list[str]:
+    """frr-reload's entries (each lines with their context) as the lines ``parse_reload_test``
+    gives: one per line, FRR's version stamp and the hostname left out."""
+    lines = (raw.rstrip() for item in items for raw in item.splitlines())
+    return [line for line in lines if line and not line.startswith(IGNORED_RELOAD_LINES)]
+
+
 def parse_reload_test(output: str) -> tuple[list[str], list[str]]:
     delete: list[str] = []
     add: list[str] = []

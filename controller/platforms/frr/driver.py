@@ -61,6 +61,7 @@ from controller.platforms.frr.changes import (
     parse_reload_test,
     port_state_delta,
     rebuild_script,
+    significant_lines,
     strip_running_header,
 )
 from controller.platforms.frr.confirm import (
@@ -91,6 +92,10 @@ BUNDLE_FILES = tuple(FILES)
 APPLIED_RUNNING = "applied-running.conf"
 RELOADED_RUNNING = "reloaded-running.conf"
 """The running config apply_on_switch.py read right after applying (recorded when confirmed)."""
+RUNNING_READ = "running.conf"
+"""The snapshot's running config, uploaded for a compare (candidate/running.conf)."""
+MARKED = "marked"
+"""apply_on_switch.py's cache of the compared candidate's marked form, for its commit."""
 APPLY_SCRIPT = "apply_on_switch.py"
 APPLY_SOURCE = (Path(__file__).parent / APPLY_SCRIPT).read_bytes()
 SNAPSHOT_REUSE_S = 30.0
@@ -251,17 +256,37 @@ class FrrDriver(FrrGetters, DpctlDriver):
     def _stored(self, folder: str) -> dict[str, str]:
         return self._snapshot(folder).files
 
-    def _frr_diff(self, text: str) -> tuple[list[str], list[str]]:
-        """(lines to delete, lines to add) for FRR, from frr-reload.py --test."""
+    def _frr_diff(self, text: str, running: str) -> tuple[list[str], list[str]]:
+        """(lines to delete, lines to add) for FRR: frr-reload's differ over ``running`` (the
+        snapshot just read) by apply_on_switch.py, which keeps the candidate's marked form
+        for the commit; frr-reload.py --test where that cannot load frr-reload."""
         path = f"{STATE}/candidate/{MAIN_FILE}"
         rc, out, err = self._with_files(
-            {f"candidate/{MAIN_FILE}": text}, f"{FRR_RELOAD} --test --stdout {path}"
+            {
+                f"candidate/{MAIN_FILE}": text,
+                f"candidate/{RUNNING_READ}": running,
+                APPLY_SCRIPT: APPLY_SOURCE,
+            },
+            f"python3 {STATE}/{APPLY_SCRIPT} --cache {STATE}/{MARKED} "
+            f"--test {STATE}/candidate/{RUNNING_READ} {path}",
         )
-        if rc != 0:
+        if rc == UNAVAILABLE:
+            rc, out, err = self._run(f"{FRR_RELOAD} --test --stdout {path}")
+            if rc != 0:
+                raise CommandErrorException(
+                    f"{self.hostname}: frr-reload --test failed: {err.strip()[-400:]}"
+                )
+            return parse_reload_test(out)
+        try:
+            answer = json.loads(out.strip().splitlines()[-1])
+            delete, add = answer["left_to_delete"], answer["left_to_add"]
+        except (IndexError, ValueError, KeyError, TypeError):  # never "no difference"
+            answer = {"errors": [f"no answer ({rc}): {(err or out).strip()[-400:]}"]}
+        if rc != 0 or answer.get("errors"):
             raise CommandErrorException(
-                f"{self.hostname}: frr-reload --test failed: {err.strip()[-400:]}"
+                f"{self.hostname}: comparing frr.conf failed: {'; '.join(answer['errors'])}"
             )
-        return parse_reload_test(out)
+        return significant_lines(delete), significant_lines(add)
 
     def _check_syntax(self, text: str) -> None:
         """vtysh's own parser over the candidate (``vtysh -C``, dry run: nothing applied), so a
@@ -289,7 +314,7 @@ class FrrDriver(FrrGetters, DpctlDriver):
                     self._check_syntax(candidate)
                 parts.append(common.unified_diff(current[MAIN_FILE], candidate, MAIN_FILE))
             else:
-                delete, add = self._frr_diff(candidate)
+                delete, add = self._frr_diff(candidate, snap.running)
                 if not (delete or add or self._merge) and current.get(MAIN_FILE) == candidate:
                     self._record_running(snap.running)  # proven: next compares take the fast path
                 if self._merge:
@@ -356,7 +381,8 @@ class FrrDriver(FrrGetters, DpctlDriver):
         rc, out, err = self._with_files(
             {f"candidate/{MAIN_FILE}": text, APPLY_SCRIPT: APPLY_SOURCE},
             f"cat {STATE}/candidate/{MAIN_FILE} > {path} && "
-            f"python3 {STATE}/{APPLY_SCRIPT} {path} {STATE}/{RELOADED_RUNNING}",
+            f"python3 {STATE}/{APPLY_SCRIPT} --cache {STATE}/{MARKED} "
+            f"{path} {STATE}/{RELOADED_RUNNING}",
         )
         if rc == UNAVAILABLE:
             return self._apply_frr_reload(path), self._record_show_running()
