@@ -73,6 +73,7 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
             "egress": egress.get(f.port, {}).get("egress", {}),
             "sniff_down": egress.get(f.port, {}).get("sniff_down", []),
             "send_errors": int(egress.get(f.port, {}).get("send_errors", 0)),
+            "ports": egress.get(f.port, {}).get("ports", {}),
         }
         for f in flows
     ]

@@ -204,6 +204,50 @@ def server_probe_findings(
     return rows
 
 
+def server_port_findings(
+    probes: list[PlannedProbe], results: list[dict[str, Any]], planned_mtu: int
+) -> list[Finding]:
+    """Each server port a flow was pinned to, as its sender's kernel read it when the flow
+    started (the probe agent's ``ports``): up, at the planned MTU. A port the agent did not
+    report (an older agent) gets no row; the flows still judge it."""
+    rows: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for probe, result in zip(probes, results, strict=True):
+        src, pin = probe.flow.src, probe.flow.pin
+        facts = (result.get("ports") or {}).get(pin) if pin else None
+        if pin is None or not facts or (src, pin) in seen:
+            continue
+        seen.add((src, pin))
+        rows.append(_server_port_row(src, pin, facts, planned_mtu))
+    return rows
+
+
+def _server_port_row(server: str, port: str, facts: Mapping[str, Any], planned_mtu: int) -> Finding:
+    element, where = f"{server}:{port}", {"device": server, "port": port}
+    oper, mtu, speed = str(facts.get("oper")), int(facts.get("mtu", -1)), facts.get("speed", -1)
+    evidence = {"operstate": oper, "mtu": mtu, "speed_mbps": speed}
+    if oper != "up":
+        return failed(
+            "links",
+            element,
+            f"server port link down (operstate {oper})",
+            f"bring {element} up: its cable, NIC and `ip link set {port} up` on {server}",
+            evidence=evidence,
+            **where,
+        )
+    if mtu != planned_mtu:
+        return failed(
+            "links",
+            element,
+            f"server port MTU {mtu}, planned {planned_mtu}",
+            f"set the MTU of {element} to the planned {planned_mtu} (dpctl hosts)",
+            evidence=evidence,
+            **where,
+        )
+    rate = f", {int(speed) // 1000} Gbit/s" if isinstance(speed, int) and speed > 0 else ""
+    return passed("links", element, f"server port up, MTU {mtu}{rate}", **where)
+
+
 def localisation_findings(
     probes: list[PlannedProbe], results: list[dict[str, Any]], evidence: Mapping[str, str]
 ) -> list[Finding]:

@@ -30,6 +30,7 @@ from controller.facts import Fabric
 from controller.opstate import StateFolder, committed
 from controller.render.device import DeviceConfig
 from controller.render.engine import select_devices, structured_configs
+from controller.servers import SERVER_MTU
 
 PROBE_COUNT = 200
 PROBE_RATE = 100.0
@@ -155,6 +156,7 @@ def accept(
     after = {n: a["counters"] for n, a in after_all.items()}
     rows, punch = _judge(fabric, devices, before, after, pings, unreachable, drained, plane)
     rows += judge.server_probe_findings(probes, results)
+    rows += judge.server_port_findings(probes, results, SERVER_MTU)
     rows += judge.localisation_findings(
         probes, results, element_evidence(fabric, rows, unreachable)
     )

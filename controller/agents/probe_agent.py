@@ -138,6 +138,7 @@ class _Pinned:
     IP packet's length; don't-fragment set, UDP checksum 0 (none: RFC 768)."""
 
     def __init__(self, pin: str, gw_mac: str, src: str, dst: str, port: int, size: int) -> None:
+        self.ifname = pin
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.bind((pin, 0))
         self.head: bytes = bytes.fromhex(gw_mac.replace(":", "")) + self.sock.getsockname()[4]
@@ -177,6 +178,7 @@ def send(
     Once ``stop`` names an existing file (looked for every 16 packets), no more are sent.
     With ``pinned``, the packets leave as raw frames on its one interface."""
     sniffers = _sniffers(sniff or [])
+    ports = port_facts(sorted(set(sniff or []) | ({pinned.ifname} if pinned else set())))
     egress: dict[str, dict[str, int]] = {}
     socks = _sockets(src, subflows, base) if pinned is None else []
 
@@ -206,12 +208,34 @@ def send(
         for flow in range(subflows):
             emit(flow, _DATA.pack(_END, sent, sent, time.time()))
         time.sleep(0.02)
-    result: dict[str, Any] = {"egress": egress}
+    result: dict[str, Any] = {"egress": egress, "ports": ports}
     if went_down := sorted(set(sniff or []) - set(sniffers)):
         result["sniff_down"] = went_down  # their counts stop when they went down
     if pinned is not None:
         result["send_errors"] = pinned.errors
     return result
+
+
+def port_facts(names: list[str], sysfs: str = "/sys/class/net") -> dict[str, dict[str, Any]]:
+    """Each port's MTU, operational state and speed (Mbit/s, -1 unknown: a veth's, a port
+    down) as the kernel says them: sysfs reads, no process started."""
+
+    def read(name: str, item: str) -> str:
+        try:
+            with open(os.path.join(sysfs, name, item)) as handle:
+                return handle.read().strip()
+        except OSError:
+            return ""
+
+    facts: dict[str, dict[str, Any]] = {}
+    for name in names:
+        mtu, speed = read(name, "mtu"), read(name, "speed")
+        facts[name] = {
+            "mtu": int(mtu) if mtu.isdigit() else -1,
+            "oper": read(name, "operstate") or "absent",
+            "speed": int(speed) if speed.lstrip("-").isdigit() and int(speed) > 0 else -1,
+        }
+    return facts
 
 
 def _merge(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]]) -> None:

@@ -277,4 +277,5 @@ def _flow_result(out: str, port: int) -> dict[str, Any]:
     result["egress"] = egress.get("egress", {})
     result["sniff_down"] = egress.get("sniff_down", [])
     result["send_errors"] = int(egress.get("send_errors", 0))
+    result["ports"] = egress.get("ports", {})
     return result

@@ -106,9 +106,11 @@ def test_accept_names_each_injected_fault(lab: Lab) -> None:
         # a server port cabled to the wrong leaf: one swap of srv0002's two plane-2 cables
         server = ("swap", "srv0002:nic1p2", "srv0002:nic2p2")
         assert any(all(w in t for w in server) for t in punch), punch
-        # a dead server port: its leaf port is down, the cable not seen
+        # a dead server port: its leaf port is down, the cable not seen, the port itself down
         assert named(rows, "links", "p1-g1-leaf2:swp1", "link down (to srv0001:nic2p1)")
+        assert named(rows, "links", "srv0001:nic2p1", "server port link down")
         # a too-small MTU on a server port: its full-size frames cannot leave, localised to it
+        assert named(rows, "links", "srv0001:nic1p1", "server port MTU 1500, planned 9000")
         flow = "srv0001 -> srv0002 rail 1 via nic1p1"
         assert named(rows, "traffic", flow, "could not leave srv0001:nic1p1")
         assert any(

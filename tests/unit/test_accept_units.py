@@ -292,3 +292,46 @@ def lab_like_access() -> Any:
         "test",
         "embedded",  # type: ignore[arg-type]
     )
+
+
+def _reported(pin: str, oper: str = "up", mtu: int = 9000, speed: int = -1) -> dict[str, Any]:
+    return {"ports": {pin: {"oper": oper, "mtu": mtu, "speed": speed}}}
+
+
+def test_each_pinned_server_port_is_judged_once_from_its_senders_reading() -> None:
+    probes = server_probes(LAB)
+    results = [_reported(str(p.flow.pin)) for p in probes]
+    down, small = probes[0].flow, probes[1].flow
+    results[0] = _reported(str(down.pin), oper="down")
+    results[1] = _reported(str(small.pin), mtu=1500, speed=400000)
+    rows = judge.server_port_findings(probes + probes[:1], [*results, results[0]], 9000)
+    assert len(rows) == len(probes)  # one row a port, however many flows it sent
+    by = {r.element: r for r in rows}
+    dead = by[f"{down.src}:{down.pin}"]
+    assert dead.failed and dead.stage == "links" and "link down" in dead.what
+    assert (dead.device, dead.port) == (down.src, down.pin)
+    mtu = by[f"{small.src}:{small.pin}"]
+    assert mtu.failed and mtu.what == "server port MTU 1500, planned 9000"
+    assert mtu.fix == f"set the MTU of {small.src}:{small.pin} to the planned 9000 (dpctl hosts)"
+    fine = [r for r in rows if not r.failed]
+    assert len(fine) == len(probes) - 2 and all(r.what == "server port up, MTU 9000" for r in fine)
+    # a flow whose agent said nothing of its ports (an older agent) adds no row
+    assert judge.server_port_findings(probes[:1], [{"received": 1}], 9000) == []
+
+
+def test_the_probe_agent_reads_each_ports_state_from_sysfs(tmp_path: Path) -> None:
+    from controller.agents.probe_agent import port_facts
+
+    for name, files in {
+        "nic1p1": {"mtu": "9000", "operstate": "up", "speed": "400000"},
+        "nic2p1": {"mtu": "1500", "operstate": "down", "speed": "-1"},
+    }.items():
+        (tmp_path / name).mkdir()
+        for item, text in files.items():
+            (tmp_path / name / item).write_text(text + "\n")
+    facts = port_facts(["nic1p1", "nic2p1", "gone"], str(tmp_path))
+    assert facts == {
+        "nic1p1": {"mtu": 9000, "oper": "up", "speed": 400000},
+        "nic2p1": {"mtu": 1500, "oper": "down", "speed": -1},
+        "gone": {"mtu": -1, "oper": "absent", "speed": -1},
+    }
