@@ -25,6 +25,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # module) -> (its length today, why it is over the limit)
     "controller/lab/fabric.py:server_setup_script": (67, LAB_WIP),
     "controller/lab/probe.py:run_flows": (66, LAB_WIP),
+    "controller/agents/probe_agent.py": (
+        524,
+        "one file copied as is to each server (Ansible's copy, the lab's): it cannot import",
+    ),
 }
 
 

@@ -82,6 +82,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "shell",
                     "confirm",
                     "actions",
+                    "reload",
+                    "apply_on_switch",
                 )
             ),
         ),

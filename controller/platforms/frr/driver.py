@@ -25,12 +25,10 @@ other running config (drift, a first deploy) is compared by frr-reload --test as
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import paramiko
@@ -44,24 +42,21 @@ from napalm.base.exceptions import (
 
 from controller.drivers import bundle, common
 from controller.drivers.contract import ActionRefused, DpctlDriver
-from controller.platforms.frr import FILES, actions
+from controller.platforms.frr import FILES, actions, reload
 from controller.platforms.frr.agent import (
     AGENT_STAMP,
     agent_commands,
     agent_stamp,
     agent_unchanged,
 )
-from controller.platforms.frr.apply_on_switch import UNAVAILABLE
 from controller.platforms.frr.changes import (
     LINUX_FILES,
     MAIN_FILE,
     Snapshot,
     file_diff,
     links_rebuilt,
-    parse_reload_test,
     port_state_delta,
     rebuild_script,
-    significant_lines,
     strip_running_header,
 )
 from controller.platforms.frr.confirm import (
@@ -83,21 +78,18 @@ from controller.platforms.frr.getters import (
     SHOW_RUNNING,
     FrrGetters,
 )
+from controller.platforms.frr.reload import (  # noqa: F401 - the driver's names for tests
+    APPLY_SCRIPT,
+    APPLY_SOURCE,
+    FRR_RELOAD,
+    RELOADED_RUNNING,
+)
 from controller.platforms.frr.ssh import JUMPS, Jump, batch_reads, connect, tar
 
 STATE = "/etc/frr/dpctl"
-FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 BUNDLE_FILES = tuple(FILES)
 """The platform's rendered files: a bundle holds these only (a name becomes a path here)."""
 APPLIED_RUNNING = "applied-running.conf"
-RELOADED_RUNNING = "reloaded-running.conf"
-"""The running config apply_on_switch.py read right after applying (recorded when confirmed)."""
-RUNNING_READ = "running.conf"
-"""The snapshot's running config, uploaded for a compare (candidate/running.conf)."""
-MARKED = "marked"
-"""apply_on_switch.py's cache of the compared candidate's marked form, for its commit."""
-APPLY_SCRIPT = "apply_on_switch.py"
-APPLY_SOURCE = (Path(__file__).parent / APPLY_SCRIPT).read_bytes()
 SNAPSHOT_REUSE_S = 30.0
 PART = "#### dpctl-part"
 VERIFY_READS = (
@@ -257,36 +249,11 @@ class FrrDriver(FrrGetters, DpctlDriver):
         return self._snapshot(folder).files
 
     def _frr_diff(self, text: str, running: str) -> tuple[list[str], list[str]]:
-        """(lines to delete, lines to add) for FRR: frr-reload's differ over ``running`` (the
-        snapshot just read) by apply_on_switch.py, which keeps the candidate's marked form
-        for the commit; frr-reload.py --test where that cannot load frr-reload."""
-        path = f"{STATE}/candidate/{MAIN_FILE}"
-        rc, out, err = self._with_files(
-            {
-                f"candidate/{MAIN_FILE}": text,
-                f"candidate/{RUNNING_READ}": running,
-                APPLY_SCRIPT: APPLY_SOURCE,
-            },
-            f"python3 {STATE}/{APPLY_SCRIPT} --cache {STATE}/{MARKED} "
-            f"--test {STATE}/candidate/{RUNNING_READ} {path}",
-        )
-        if rc == UNAVAILABLE:
-            rc, out, err = self._run(f"{FRR_RELOAD} --test --stdout {path}")
-            if rc != 0:
-                raise CommandErrorException(
-                    f"{self.hostname}: frr-reload --test failed: {err.strip()[-400:]}"
-                )
-            return parse_reload_test(out)
+        """(lines to delete, lines to add) for FRR (controller/platforms/frr/reload.py)."""
         try:
-            answer = json.loads(out.strip().splitlines()[-1])
-            delete, add = answer["left_to_delete"], answer["left_to_add"]
-        except (IndexError, ValueError, KeyError, TypeError):  # never "no difference"
-            answer = {"errors": [f"no answer ({rc}): {(err or out).strip()[-400:]}"]}
-        if rc != 0 or answer.get("errors"):
-            raise CommandErrorException(
-                f"{self.hostname}: comparing frr.conf failed: {'; '.join(answer['errors'])}"
-            )
-        return significant_lines(delete), significant_lines(add)
+            return reload.compare(self._with_files, self._run, STATE, text, running)
+        except reload.ReloadError as exc:
+            raise CommandErrorException(f"{self.hostname}: {exc}") from None
 
     def _check_syntax(self, text: str) -> None:
         """vtysh's own parser over the candidate (``vtysh -C``, dry run: nothing applied), so a
@@ -372,62 +339,9 @@ class FrrDriver(FrrGetters, DpctlDriver):
         ]
 
     def _apply_frr(self, text: str) -> tuple[list[str], str]:
-        """Make FRR run the new frr.conf (written to /etc/frr/frr.conf, what FRR starts with):
-        the problems, and the shell line that records the running config for ``_finish``.
-        Applied by ``apply_on_switch.py`` (frr-reload's differ, half its vtysh runs, the
-        check and the record in the same reading); where the switch's frr-reload.py cannot
-        be loaded as a module, by frr-reload.py itself."""
-        path = "/etc/frr/frr.conf"
-        rc, out, err = self._with_files(
-            {f"candidate/{MAIN_FILE}": text, APPLY_SCRIPT: APPLY_SOURCE},
-            f"cat {STATE}/candidate/{MAIN_FILE} > {path} && "
-            f"python3 {STATE}/{APPLY_SCRIPT} --cache {STATE}/{MARKED} "
-            f"{path} {STATE}/{RELOADED_RUNNING}",
-        )
-        if rc == UNAVAILABLE:
-            return self._apply_frr_reload(path), self._record_show_running()
-        try:
-            answer = json.loads(out.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            return [f"applying frr.conf failed ({rc}): {(err or out).strip()[-400:]}"], ""
-        problems = [f"frr.conf: {error}" for error in answer.get("errors", [])]
-        add = [line for item in answer.get("left_to_add", []) for line in item.splitlines()]
-        if add:  # lines the daemons did not take
-            problems.append("FRR rejected: " + "; ".join(add[:10]))
-        if rc != 0 and not problems:
-            problems.append(f"applying frr.conf failed ({rc}): {err.strip()[-400:]}")
-        record = (
-            f"mv {STATE}/{RELOADED_RUNNING} {STATE}/{APPLIED_RUNNING}.new && "
-            f"mv {STATE}/{APPLIED_RUNNING}.new {STATE}/{APPLIED_RUNNING}"
-        )
-        return problems, record
-
-    def _apply_frr_reload(self, path: str) -> list[str]:
-        """frr-reload the written frr.conf, then frr-reload --test it: a line left to add is
-        one the daemons did not take (one exec)."""
-        rc, out, err = self._run(
-            f"{FRR_RELOAD} --reload --stdout {path} >{STATE}/reload.log 2>&1; "
-            f"echo \"reload-rc=$?\"; tail -c 400 {STATE}/reload.log; printf '\\n{PART}\\n'; "
-            f"{FRR_RELOAD} --test --stdout {path}",
-        )
-        reload_part, _sep, test_part = out.partition(f"\n{PART}\n")
-        problems = []
-        if not reload_part.startswith("reload-rc=0"):
-            problems.append(f"frr-reload failed: {reload_part.strip()[-400:]}")
-        if rc != 0 or not _sep:
-            problems.append(f"frr-reload --test failed: {(err or test_part).strip()[-400:]}")
-            return problems
-        _delete, add = parse_reload_test(test_part)
-        if add:  # lines the daemons did not take
-            problems.append("FRR rejected: " + "; ".join(add[:10]))
-        return problems
-
-    @staticmethod
-    def _record_show_running() -> str:
-        return (
-            f"vtysh -c {shlex.quote(SHOW_RUNNING)} > {STATE}/{APPLIED_RUNNING}.new && "
-            f"mv {STATE}/{APPLIED_RUNNING}.new {STATE}/{APPLIED_RUNNING}"
-        )
+        """FRR made to run the new frr.conf: the problems, and the shell line that records
+        the running config for ``_finish`` (controller/platforms/frr/reload.py)."""
+        return reload.apply(self._with_files, self._run, STATE, text, APPLIED_RUNNING, PART)
 
     def _finish(self, files: dict[str, str], record: str, keep_agent: bool = False) -> None:
         """Store the applied files, (re)start the ARP-to-host agent, run ``record`` (the
