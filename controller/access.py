@@ -69,10 +69,16 @@ class ServerAccess:
 
 
 class TrafficRunner(Protocol):
-    """Runs probe flows between servers and returns each flow's receiver result (with its
-    sender's per-member ``egress``), in the order of ``flows``."""
+    """The server side's runner. ``run``: probe flows between servers, each flow's receiver
+    result (with its sender's per-member ``egress``), in the order of ``flows``.
+    ``read_lldp``: each server's LLDP neighbours per port, as NAPALM's ``get_lldp_neighbors``
+    (a server whose lldpd does not answer is left out)."""
 
     name: str
+
+    def read_lldp(
+        self, fabric: Fabric, state: StateFolder, servers: list[str]
+    ) -> dict[str, dict[str, list[dict[str, str]]]]: ...
 
     def run(
         self,

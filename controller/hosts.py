@@ -31,7 +31,7 @@ from controller.servers import bond_name
 
 PLAYBOOKS = collection_dir() / "playbooks"
 ANSIBLE_REQUIREMENT = "ansible-core>=2.16,<2.19"
-Action = Literal["configure", "verify", "host_ports", "traffic"]
+Action = Literal["configure", "verify", "host_ports", "traffic", "lldp"]
 MODULES = ("dpctl_gpu_nic", "dpctl_host_port")
 
 

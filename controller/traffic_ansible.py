@@ -12,6 +12,7 @@ from typing import Any
 
 from controller.access import ServerAccess
 from controller.agents import PROBE_AGENT
+from controller.drivers.common import lldp_neighbors
 from controller.facts import Fabric
 from controller.hosts import HostsError, run_hosts
 from controller.opstate import StateFolder
@@ -79,6 +80,33 @@ def results_from_events(events: list[dict[str, Any]], flows: list[Flow]) -> list
     ]
 
 
+LLDP_TASK = "LLDP neighbours"
+"""The task of playbooks/lldp.yml whose stdout is a server's ``lldpcli -f json``."""
+
+
+def lldp_from_events(events: list[dict[str, Any]]) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """Per server, its LLDP neighbours (NAPALM's shape) from lldp.yml's job events; a server
+    whose lldpcli failed or printed no JSON is left out."""
+    found: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for event in events:
+        data = event.get("event_data", {})
+        res = data.get("res", {})
+        if event.get("event") != "runner_on_ok" or data.get("task") != LLDP_TASK:
+            continue
+        if not isinstance(res, dict) or res.get("rc") != 0:
+            continue
+        try:
+            parsed = json.loads(str(res.get("stdout", "")))
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            found[str(data.get("host"))] = {
+                port: [{"hostname": n["hostname"], "port": n["port"]} for n in items]
+                for port, items in lldp_neighbors(parsed).items()
+            }
+    return found
+
+
 class AnsibleTraffic:
     """The probe flows through `playbooks/traffic.yml` on the servers (the traffic runner of
     a real fabric; it works against the lab's servers too, through its jump host)."""
@@ -112,6 +140,18 @@ class AnsibleTraffic:
         bad = [name for name, h in result.hosts.items() if not h.ok]
         if bad:
             raise TrafficError("ansible", f"probe playbook failed on {', '.join(bad)}")
-        events_dir = Path(result.artifacts) / "artifacts" / "run" / "job_events"
-        events = [json.loads(p.read_text()) for p in sorted(events_dir.glob("*.json"))]
-        return results_from_events(events, flows)
+        return results_from_events(_events(result.artifacts), flows)
+
+    def read_lldp(
+        self, fabric: Fabric, state: StateFolder, servers: list[str]
+    ) -> dict[str, dict[str, list[dict[str, str]]]]:
+        try:
+            result = run_hosts(fabric, "lldp", self.access, state, servers=servers)
+        except HostsError as exc:
+            raise TrafficError("ansible", str(exc)) from None
+        return lldp_from_events(_events(result.artifacts))
+
+
+def _events(artifacts: str | Path) -> list[dict[str, Any]]:
+    events_dir = Path(artifacts) / "artifacts" / "run" / "job_events"
+    return [json.loads(p.read_text()) for p in sorted(events_dir.glob("*.json"))]

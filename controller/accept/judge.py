@@ -248,6 +248,53 @@ def _server_port_row(server: str, port: str, facts: Mapping[str, Any], planned_m
     return passed("links", element, f"server port up, MTU {mtu}{rate}", **where)
 
 
+def server_lldp_findings(
+    fabric: Fabric,
+    plane: int | None,
+    servers_lldp: Mapping[str, Mapping[str, list[dict[str, Any]]]],
+) -> list[Finding]:
+    """Each planned server cable as its server's own lldpd sees it (servers whose lldpd
+    answered): the planned leaf port passes; another device or port fails, naming what the
+    server sees; nothing seen is a skip (the leaf's side judges whether the cable is there:
+    a server's lldpd may only listen, or have just started)."""
+    rows: list[Finding] = []
+    for lk in fabric.links:
+        if lk.kind != "host" or (plane is not None and lk.plane != plane):
+            continue
+        if lk.a_device not in servers_lldp:
+            continue
+        here, planned = (lk.a_device, lk.a_port), (lk.z_device, lk.z_port)
+        name, where = cable_name(lk), {"device": lk.a_device, "port": lk.a_port}
+        seen = [
+            (str(n.get("hostname", "")), str(n.get("port", "")))
+            for n in servers_lldp[lk.a_device].get(lk.a_port, [])
+        ]
+        if not seen:
+            rows.append(
+                skipped(
+                    "cabling",
+                    name,
+                    f"{end_name(here)}'s lldpd lists no neighbour (the leaf's side judges it)",
+                    **where,
+                )
+            )
+        elif seen[0] == planned:
+            rows.append(passed("cabling", name, "the server's LLDP sees the planned port", **where))
+        else:
+            rows.append(
+                failed(
+                    "cabling",
+                    name,
+                    f"{end_name(here)}'s LLDP sees {end_name(seen[0])}, planned "
+                    f"{end_name(planned)}",
+                    f"cable {end_name(here)} to {end_name(planned)} (see the punch list)",
+                    evidence={"server_sees": end_name(seen[0])},
+                    **where,
+                )
+            )
+    return rows
+
+
 def localisation_findings(
     probes: list[PlannedProbe], results: list[dict[str, Any]], evidence: Mapping[str, str]
 ) -> list[Finding]:

@@ -23,7 +23,7 @@ from controller.accept.probes import (
     server_probes,
     switch_element,
 )
-from controller.accept.result import AcceptReport, Finding, failed
+from controller.accept.result import AcceptReport, Finding, failed, skipped
 from controller.access import FabricAccess
 from controller.connection import build_nornir
 from controller.facts import Fabric
@@ -31,6 +31,7 @@ from controller.opstate import StateFolder, committed
 from controller.render.device import DeviceConfig
 from controller.render.engine import select_devices, structured_configs
 from controller.servers import SERVER_MTU
+from controller.traffic import TrafficError
 
 PROBE_COUNT = 200
 PROBE_RATE = 100.0
@@ -149,6 +150,8 @@ def accept(
         phase("fabric-link probes")
         results = _traffic(fabric, access, state, probes)
         phase("server flows")
+        servers_lldp, lldp_rows = _servers_lldp(fabric, access, state, plane)
+        phase("read servers' LLDP")
         after_all, _ = _results(nr.run(task=collect.read_after), names)
         phase("read counters again")
     finally:
@@ -157,6 +160,7 @@ def accept(
     rows, punch = _judge(fabric, devices, before, after, pings, unreachable, drained, plane)
     rows += judge.server_probe_findings(probes, results)
     rows += judge.server_port_findings(probes, results, SERVER_MTU)
+    rows += lldp_rows + judge.server_lldp_findings(fabric, plane, servers_lldp)
     rows += judge.localisation_findings(
         probes, results, element_evidence(fabric, rows, unreachable)
     )
@@ -182,6 +186,29 @@ def _traffic(
         return []
     flows = [p.flow for p in probes]
     return access.traffic.run(fabric, state, flows, PROBE_COUNT, PROBE_RATE, PINNED_SUBFLOWS)
+
+
+def _servers_lldp(
+    fabric: Fabric, access: FabricAccess, state: StateFolder, plane: int | None
+) -> tuple[dict[str, Any], list[Finding]]:
+    """The servers' own LLDP (servers with a cable in the plan or the plane); a skip row for
+    each server whose lldpd did not answer, or one for all when they cannot be read."""
+    names = sorted(
+        {lk.a_device for lk in fabric.links if lk.kind == "host"}
+        if plane is None
+        else {lk.a_device for lk in fabric.links if lk.kind == "host" and lk.plane == plane}
+    )
+    if not names:
+        return {}, []
+    try:
+        found = access.traffic.read_lldp(fabric, state, names)
+    except TrafficError as exc:
+        return {}, [skipped("cabling", "servers' LLDP", f"not read: {exc}")]
+    return found, [
+        skipped("cabling", f"{name} LLDP", "its lldpd did not answer (lldpd not running?)")
+        for name in names
+        if name not in found
+    ]
 
 
 def _judge(

@@ -7,10 +7,13 @@ host; the traffic check runs its probe agents straight in the server namespaces.
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from controller.access import FabricAccess, ServerAccess, SwitchAccess
+from controller.drivers.common import lldp_neighbors
 from controller.facts import Fabric
 from controller.lab.errors import LabError, LabStateError
 from controller.lab.probe import FlowSpec, run_flows
@@ -53,6 +56,45 @@ class LabTraffic:
                 return run_flows(session, specs, count, rate_pps, subflows)
         except LabError as exc:
             raise TrafficError("lab", f"probe flows failed: {exc}") from None
+
+    def read_lldp(
+        self, fabric: Fabric, state: StateFolder, servers: list[str]
+    ) -> dict[str, dict[str, list[dict[str, str]]]]:
+        """Each server's lldpd, asked through its socket (one exec in the lab's machine)."""
+        try:
+            with LabSession.open(self.state_dir) as session:
+                run = run_dir(session.state.prefix)
+                script = "".join(
+                    f"echo {shlex.quote(LLDP_MARK + name)}; "
+                    f"lldpcli -u {run}/{name}.lldpd.sock -f json show neighbors 2>/dev/null\n"
+                    for name in servers
+                    if name in session.state.nodes
+                )
+                _rc, out, _err = session.root_run(script or "true\n")
+        except LabError as exc:
+            raise TrafficError("lab", f"reading the servers' LLDP failed: {exc}") from None
+        return lldp_blocks(out)
+
+
+LLDP_MARK = "#### dpctl-lldp "
+
+
+def lldp_blocks(out: str) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """Per server, its lldpcli JSON as NAPALM's neighbours (a server whose lldpd printed
+    nothing readable is left out)."""
+    found: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for block in out.split(LLDP_MARK)[1:]:
+        name, _sep, body = block.partition("\n")
+        try:
+            data = json.loads(body) if body.strip() else None
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            found[name.strip()] = {
+                port: [{"hostname": n["hostname"], "port": n["port"]} for n in items]
+                for port, items in lldp_neighbors(data).items()
+            }
+    return found
 
 
 def _jump(state: LabState) -> dict[str, Any]:

@@ -29,9 +29,11 @@ from typing import Any
 
 import pytest
 
+from controller.accept import judge
 from controller.accept.run import accept
 from controller.deploy import deploy
 from controller.lab import impair
+from controller.traffic_ansible import AnsibleTraffic
 from tests.conftest import run_cli
 from tests.lab.conftest import Lab
 
@@ -85,6 +87,14 @@ def test_accept_names_each_injected_fault(lab: Lab) -> None:
     # the planned state: a no-change deploy on the shared lab, a first one run alone
     outcomes = deploy(lab.fabric, lab.access, lab.state)
     assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
+    # the servers' own LLDP, through the lab and through Ansible (a real fabric's way): the
+    # same neighbours, each server port seeing its planned leaf port
+    servers = sorted(lab.fabric.server_by_name)
+    by_lab = lab.access.traffic.read_lldp(lab.fabric, lab.state, servers)
+    by_ansible = AnsibleTraffic(lab.access.servers).read_lldp(lab.fabric, lab.state, servers)
+    assert by_lab == by_ansible and set(by_lab) == set(servers), (by_lab, by_ansible)
+    clean = judge.server_lldp_findings(lab.fabric, None, by_lab)
+    assert clean and all(r.status == "pass" for r in clean), [r.what for r in clean]
     intent = str(lab.intent)
     try:
         for fault in FAULTS:
@@ -106,6 +116,11 @@ def test_accept_names_each_injected_fault(lab: Lab) -> None:
         # a server port cabled to the wrong leaf: one swap of srv0002's two plane-2 cables
         server = ("swap", "srv0002:nic1p2", "srv0002:nic2p2")
         assert any(all(w in t for w in server) for t in punch), punch
+        # ... and seen so from the server's side too (its own lldpd)
+        seen = "srv0002:nic1p2's LLDP sees p2-g1-leaf2:swp2, planned p2-g1-leaf1:swp2"
+        assert any(r["stage"] == "cabling" and r["what"] == seen for r in rows), [
+            r["what"] for r in rows if r["stage"] == "cabling"
+        ]
         # a dead server port: its leaf port is down, the cable not seen, the port itself down
         assert named(rows, "links", "p1-g1-leaf2:swp1", "link down (to srv0001:nic2p1)")
         assert named(rows, "links", "srv0001:nic2p1", "server port link down")

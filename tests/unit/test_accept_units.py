@@ -335,3 +335,68 @@ def test_the_probe_agent_reads_each_ports_state_from_sysfs(tmp_path: Path) -> No
         "nic2p1": {"mtu": 1500, "oper": "down", "speed": -1},
         "gone": {"mtu": -1, "oper": "absent", "speed": -1},
     }
+
+
+def _host_links(plane: int | None = None) -> list[Any]:
+    return [lk for lk in LAB.links if lk.kind == "host" and (plane is None or lk.plane == plane)]
+
+
+def test_each_server_cable_as_its_servers_lldp_sees_it() -> None:
+    links = _host_links()
+    good, swapped, silent = links[0], links[1], links[2]
+    lldp: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for lk in links:
+        lldp.setdefault(lk.a_device, {})[lk.a_port] = [{"hostname": lk.z_device, "port": lk.z_port}]
+    lldp[swapped.a_device][swapped.a_port] = [{"hostname": "p9-leaf", "port": "swp9"}]
+    lldp[silent.a_device][silent.a_port] = []
+    rows = {r.element: r for r in judge.server_lldp_findings(LAB, None, lldp)}
+    assert len(rows) == len(links)
+    assert rows[cable_name(good)].status == "pass"
+    wrong = rows[cable_name(swapped)]
+    assert wrong.failed and wrong.stage == "cabling"
+    assert wrong.what == (
+        f"{swapped.a_device}:{swapped.a_port}'s LLDP sees p9-leaf:swp9, planned "
+        f"{swapped.z_device}:{swapped.z_port}"
+    )
+    assert rows[cable_name(silent)].status == "skip"  # the leaf's side judges presence
+    # a server whose lldpd did not answer has no rows; --plane keeps to that plane's cables
+    del lldp[good.a_device]
+    assert all(r.device != good.a_device for r in judge.server_lldp_findings(LAB, None, lldp))
+    one = judge.server_lldp_findings(LAB, 1, lldp)
+    assert {r.element for r in one} <= {cable_name(lk) for lk in _host_links(1)}
+
+
+def test_lldpcli_json_of_each_server_is_read_from_one_lab_exec() -> None:
+    from controller.lab.access import LLDP_MARK, lldp_blocks
+
+    recorded = (
+        Path(__file__).resolve().parents[1]
+        / "drivers/mocked/frr/p1-g1-leaf1/lldpcli_f_json_show_neighbors.json"
+    ).read_text()
+    out = f"{LLDP_MARK}srv0001\n{recorded}\n{LLDP_MARK}srv0002\n{LLDP_MARK}srv0003\nnot json\n"
+    found = lldp_blocks(out)
+    assert set(found) == {"srv0001"}  # no answer, or no JSON: left out
+    assert found["srv0001"]["swp3"] == [{"hostname": "p1-spine1", "port": "swp1"}]
+
+
+def test_lldp_of_each_server_is_read_from_ansibles_events() -> None:
+    from controller.traffic_ansible import LLDP_TASK, lldp_from_events
+
+    recorded = (
+        Path(__file__).resolve().parents[1]
+        / "drivers/mocked/frr/p1-g1-leaf1/lldpcli_f_json_show_neighbors.json"
+    ).read_text()
+
+    def event(host: str, rc: int, stdout: str, task: str = LLDP_TASK) -> dict[str, Any]:
+        data = {"host": host, "task": task, "res": {"rc": rc, "stdout": stdout}}
+        return {"event": "runner_on_ok", "event_data": data}
+
+    events = [
+        event("srv0001", 0, recorded),
+        event("srv0002", 2, ""),  # no lldpcli: failed_when false, rc says so
+        event("srv0003", 0, "lldpcli: no lldpd running"),
+        event("srv0004", 0, recorded, task="Gathering Facts"),
+    ]
+    found = lldp_from_events(events)
+    assert set(found) == {"srv0001"}
+    assert found["srv0001"]["swp3"] == [{"hostname": "p1-spine1", "port": "swp1"}]
