@@ -260,6 +260,24 @@ def qos_lines(fabric: Fabric, end: End) -> list[str]:
     ]
 
 
+def restore_qos(session: LabSession, fabric: Fabric, places: list[End]) -> None:
+    """Put each switch port's own qos.tc lines back at ``places`` (the ports a swap gave
+    another netdev): a netdev moved to another namespace arrives with no qdiscs, so after a
+    swap and its undo the spines' RoCE ECN was gone (verify's roce-ecn failed on the lab the
+    next tests took over, 2026-12-07)."""
+    lines = []
+    for place in places:
+        restore = qos_lines(fabric, place)
+        if not restore:
+            continue
+        ns, dev = _ns(session, place[0]), shlex.quote(place[1])
+        body = "\n".join(restore)
+        lines.append(f"tc -n {ns} qdisc del dev {dev} root 2>/dev/null || true")
+        lines.append(f"tc -n {ns} -force -batch - <<'DPCTL_QOS'\n{body}\nDPCTL_QOS")
+    if lines:
+        _run(session, "\n".join(lines) + "\n", "restoring the ports' qdiscs")
+
+
 def _run(session: LabSession, script: str, what: str) -> None:
     rc, _out, err = session.root_run(script)
     if rc != 0:
@@ -332,6 +350,7 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
     with LabSession.open(state_dir) as session:
         temp = f"{session.state.prefix}sw"
         _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
+        restore_qos(session, fabric, [m1, m2])
         restart_lldpd(session, fabric, {m1[0], m2[0]})
         lldp_refresh(session, {x[0], y[0], peer[x][0], peer[y][0]})
         settled = wait_lldp(session, {x: peer[y], y: peer[x], peer[x]: y, peer[y]: x})
@@ -384,6 +403,7 @@ def clear(fabric: Fabric, state_dir: Path) -> list[str]:
         with LabSession.open(state_dir) as session:
             temp = f"{session.state.prefix}sw"
             _run(session, swap_script(session, m1, m2, temp), f"undo swap {first} {second}")
+            restore_qos(session, fabric, [m1, m2])
             restart_lldpd(session, fabric, {m1[0], m2[0]})
             lldp_refresh(session, {m1[0], m2[0], peer[m1][0], peer[m2][0]})
             x, y = _split(first), _split(second)

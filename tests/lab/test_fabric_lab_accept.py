@@ -11,8 +11,9 @@ guest (2026-12-06, run alone with other helpers' labs beside it): 32 minutes for
 per mode a deploy, three clean runs of 86-156 s, the faults (each swap waits until LLDP
 shows it, 60-100 s), one run of 92-140 s, and the clear.
 
-In the default suite: the faults, in dual-ARP mode (about 2 minutes on the shared lab).
-With DPCTL_LAB_ACCEPT=1: also the three clean runs, and both tests in EVPN-MH mode (about 7
+In the default suite: the faults, in EVPN-MH mode (5.5 minutes on the shared lab in a full
+run, 2026-12-07: on the EVPN-MH lab's worker, which finishes before the dual-ARP one).
+With DPCTL_LAB_ACCEPT=1: also the three clean runs, and both tests in dual-ARP mode (about 7
 minutes a mode run alone, 2026-12-07). Until 2026-12-06 the whole file was opt-in: in two of
 four dual-ARP runs the receiving spine's lldpd never took up the port a swap moved into its
 namespace (180 s), so the punch list (right for what LLDP showed) said a move and a missing
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 import pytest
@@ -34,6 +36,7 @@ from controller.accept.run import accept
 from controller.deploy import deploy
 from controller.lab import impair
 from controller.traffic_ansible import AnsibleTraffic
+from controller.verify import verify
 from tests.conftest import run_cli
 from tests.lab.conftest import Lab
 
@@ -83,7 +86,7 @@ def named(rows: list[dict[str, Any]], stage: str, element: str, *words: str) -> 
 
 
 def test_accept_names_each_injected_fault(lab: Lab) -> None:
-    only_when_asked(lab, ("dual-arp",))
+    only_when_asked(lab, ("evpn-mh",))
     # the planned state: a no-change deploy on the shared lab, a first one run alone
     outcomes = deploy(lab.fabric, lab.access, lab.state)
     assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
@@ -168,3 +171,11 @@ def test_accept_names_each_injected_fault(lab: Lab) -> None:
         cleared = run_cli("lab", "impair", "-f", intent, "--clear")
         assert cleared.exit_code == 0, cleared.output
         assert impair.load(lab.state_dir).describe() == []
+    # put back as planned: the next tests take this lab on (a swap once left two spine ports
+    # without their RoCE qdiscs, and the hosts module's verify failed on roce-ecn)
+    deadline = time.monotonic() + 120
+    while (bad := [c for c in verify(lab.fabric, lab.access, lab.state) if not c.ok]) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(5)
+    assert not bad, [c.to_dict() for c in bad]

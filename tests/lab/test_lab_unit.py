@@ -655,3 +655,30 @@ def test_an_lldpd_restart_ends_the_old_by_pid_then_starts_and_binds_in_the_sshd_
     for step in lldpd_steps("/run/dpx", node):
         assert step.split(" ")[0] in lines[4]
     assert "mount --bind /run/dpx/p1-spine1.lldpd.sock /run/lldpd.socket" in lines[4]
+
+
+def test_a_swap_puts_each_switch_places_own_qdiscs_back() -> None:
+    from controller.generator import build_fabric
+    from controller.intent import load_intent
+    from controller.lab import impair
+
+    fabric = build_fabric(
+        load_intent(Path(__file__).resolve().parents[2] / "inventory/lab-dual-arp.yaml")
+    )
+    sent: list[str] = []
+    nodes = {
+        name: SimpleNamespace(namespace=f"dpx-{name}")
+        for name in ("p1-spine1", "p1-spine2", "srv0001")
+    }
+    session = SimpleNamespace(
+        state=SimpleNamespace(nodes=nodes), root_run=lambda s: (sent.append(s), (0, "", ""))[1]
+    )
+    impair.restore_qos(session, fabric, [("p1-spine1", "swp1"), ("srv0001", "nic1p1")])  # type: ignore[arg-type]
+    (script,) = sent
+    own = impair.qos_lines(fabric, ("p1-spine1", "swp1"))
+    assert own and all("dev swp1" in line for line in own)
+    assert script.startswith("tc -n dpx-p1-spine1 qdisc del dev swp1 root")
+    assert "tc -n dpx-p1-spine1 -force -batch - <<'DPCTL_QOS'\n" + "\n".join(own) in script
+    assert "srv0001" not in script  # a server's port has no rendered qdiscs
+    check = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
