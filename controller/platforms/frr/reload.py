@@ -1,7 +1,7 @@
 """How the FRR driver compares and applies an frr.conf on the switch.
 
 Through ``apply_on_switch.py`` (sent with the candidate, run by the switch's python3): FRR's
-own frr-reload differ, with half its vtysh runs. Where the switch's frr-reload.py cannot be
+own frr-reload differ, with fewer vtysh runs. Where the switch's frr-reload.py cannot be
 loaded as a module (the script exits 3 and changes nothing), through ``frr-reload.py``
 itself, ``--test`` and ``--reload``, as before. Each function is one SSH exec (plus one on
 that fallback); the driver gives its exec functions.
