@@ -280,6 +280,8 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
         if APPLY_SCRIPT in command:
             done = {"applied": True, "errors": [], "left_to_add": [], "left_to_delete": []}
             return 0, json.dumps(done), ""
+        if FRR_RELOAD in command and "--reload" in command:
+            return 0, "reload-rc=0\n" + f"\n{PART}\n" + switch.run(FRR_RELOAD)[1], ""
         if command.startswith(("if cd", "tar", "mkdir", "rm", "cat")) or FRR_RELOAD in command:
             return switch.run(command, stdin) if command.startswith("if cd") else (0, "", "")
         return 0, "", ""
@@ -305,11 +307,14 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
         assert check.returncode == 0, f"{command!r}: {check.stderr}"
 
 
-def _committing(answers: dict[str, tuple[int, str, str]]) -> tuple[Any, list[tuple[str, Any]]]:
+def _committing(
+    answers: dict[str, tuple[int, str, str]], on_switch: bool = True
+) -> tuple[Any, list[tuple[str, Any]]]:
     """A driver whose commit gets ``answers`` (first match of a key in the command), and the
-    commands it sent with their stdin."""
+    commands it sent with their stdin; ``on_switch``: apply_on_switch.py opted in."""
     switch = ScriptedSwitch(RUNNING, applied_record=RUNNING)
     driver = _scripted(switch)
+    driver.optional_args["apply_on_switch"] = on_switch
     sent: list[tuple[str, Any]] = []
 
     def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
@@ -372,6 +377,18 @@ def test_where_frr_reload_cannot_be_loaded_the_commit_runs_frr_reload_itself() -
     assert len(_sent_with(sent, f"{FRR_RELOAD} --reload")) == 1
     (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
     assert "vtysh -c 'show running-config' > " in finish  # recorded as before
+
+
+def test_by_default_a_commit_applies_with_frr_reload_and_records_a_new_reading() -> None:
+    clean = "\nLines To Delete\n===============\n\nLines To Add\n============\n"
+    driver, sent = _committing(
+        {f"{FRR_RELOAD} --reload": (0, f"reload-rc=0\n\n{PART}\n{clean}", "")}, on_switch=False
+    )
+    driver.commit_config()
+    assert not [c for c, _ in sent if f"python3 /etc/frr/dpctl/{APPLY_SCRIPT} /etc" in c]
+    assert len(_sent_with(sent, f"{FRR_RELOAD} --reload")) == 1
+    (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
+    assert "vtysh -c 'show running-config' > " in finish
 
 
 def test_an_apply_that_answers_nothing_readable_fails_the_commit() -> None:

@@ -341,7 +341,10 @@ class FrrDriver(FrrGetters, DpctlDriver):
     def _apply_frr(self, text: str) -> tuple[list[str], str]:
         """FRR made to run the new frr.conf: the problems, and the shell line that records
         the running config for ``_finish`` (controller/platforms/frr/reload.py)."""
-        return reload.apply(self._with_files, self._run, STATE, text, APPLIED_RUNNING, PART)
+        on_switch = bool(self.optional_args.get("apply_on_switch"))
+        return reload.apply(
+            self._with_files, self._run, STATE, text, APPLIED_RUNNING, PART, on_switch
+        )
 
     def _finish(self, files: dict[str, str], record: str, keep_agent: bool = False) -> None:
         """Store the applied files, (re)start the ARP-to-host agent, run ``record`` (the
