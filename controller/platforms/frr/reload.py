@@ -89,13 +89,14 @@ def apply(
     path = "/etc/frr/frr.conf"
     record = f"mv {state}/{applied}.new {state}/{applied}"
     show = f"vtysh -c {shlex.quote(SHOW_RUNNING)} > {state}/{applied}.new"
-    if not on_switch:
-        rc, _out, err = with_files(
-            {f"candidate/{MAIN_FILE}": text}, f"cat {state}/candidate/{MAIN_FILE} > {path}"
-        )
-        if rc != 0:
-            return [f"writing frr.conf failed ({rc}): {err.strip()[-400:]}"], ""
-        return _frr_reload(run, state, path, marker), f"{show} && {record}"
+    if not on_switch:  # one exec: write it, frr-reload it, frr-reload --test it
+        write = f"cat {state}/candidate/{MAIN_FILE} > {path} && "
+        return _frr_reload(
+            lambda command: with_files({f"candidate/{MAIN_FILE}": text}, write + command),
+            state,
+            path,
+            marker,
+        ), f"{show} && {record}"
     rc, out, err = with_files(
         {f"candidate/{MAIN_FILE}": text, APPLY_SCRIPT: APPLY_SOURCE},
         f"cat {state}/candidate/{MAIN_FILE} > {path} && "
