@@ -44,7 +44,13 @@ from napalm.base import NetworkDriver, models
 from napalm.base.exceptions import ReplaceConfigException
 
 from controller.drivers import common, sanitize
-from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState, QosState
+from controller.drivers.types import (
+    EthernetSegmentState,
+    HostRoute,
+    MaintenanceState,
+    QosState,
+    QueueCounters,
+)
 from controller.errors import DpctlError
 
 
@@ -80,6 +86,13 @@ class DpctlOps:
     def get_qos_state(self) -> QosState:
         """PFC and ECN per port, and the ECMP hash, as the datapath is configured."""
         return self._driver._get_qos_state()
+
+    def get_queue_counters(self) -> dict[str, QueueCounters]:
+        """Per port: PFC frames per priority, drops and ECN marks per queue, as the ASIC
+        counts them now (``dpctl accept`` reads them before and after its traffic). Raises
+        NotImplementedError where the platform keeps no such counters in one place (Linux +
+        FRR: the RED qdiscs' counters are read through ``cli``)."""
+        return self._driver._get_queue_counters()
 
     def restore_config(self, saved: str) -> None:
         """Make the device run ``saved`` (a ``get_config()["running"]`` text) and save it.
@@ -175,6 +188,9 @@ class DpctlDriver(NetworkDriver, metaclass=abc.ABCMeta):  # type: ignore[misc]
     @abc.abstractmethod
     def _refresh_bgp_routes(self) -> None:
         """Every BGP session sends its routes again and asks for the peer's (no reset)."""
+
+    def _get_queue_counters(self) -> dict[str, QueueCounters]:
+        raise NotImplementedError(f"platform {self.platform}: no PFC or queue counters getter")
 
     def _batched_reads(self) -> contextlib.AbstractContextManager[None]:
         """See :meth:`DpctlOps.batched_reads` (default: nothing to batch)."""

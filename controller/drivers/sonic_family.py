@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from napalm.base import models
-from napalm.base.exceptions import ConnectionException
+from napalm.base.exceptions import CommandErrorException, ConnectionException
 
-from controller.drivers import common, environment, sonic_reads
+from controller.drivers import common, environment, sonic_queues, sonic_reads
 from controller.drivers.contract import DpctlDriver
 from controller.drivers.sonic_reads import parse_table
 from controller.drivers.standard import StandardGetters
-from controller.drivers.types import QosState
+from controller.drivers.types import QosState, QueueCounters
 
 QOS_TABLES = ("PORT_QOS_MAP", "QUEUE", "WRED_PROFILE")
 """CONFIG_DB tables that say PFC and ECN per port (``sonic-cfggen -d --var-json TABLE``)."""
@@ -187,6 +187,19 @@ class SonicFamilyDriver(StandardGetters, DpctlDriver):
             [f"sudo -n sonic-cfggen -d --var-json {t}" for t in QOS_TABLES]
         )
         return common.qos_from_config_db(*(common.load_json(o or "{}") for o in outputs))
+
+    def _get_queue_counters(self) -> dict[str, QueueCounters]:
+        """``pfcstat`` (``show pfc counters``: it has no JSON), ``queuestat -j`` and, where the
+        image has it (sonic-utilities 202505 on), ``wredstat -j`` for the ECN marks:
+        :mod:`controller.drivers.sonic_queues`. On AsterNOS through ``system bash`` as its
+        other SONiC-tool reads (``portstat``): UNVERIFIED there, no AsterNOS document names
+        these tools or a klish form with a documented output."""
+        pfc, queues = self._shell_outputs([sonic_queues.PFCSTAT, sonic_queues.QUEUESTAT])
+        try:
+            (wred,) = self._shell_outputs([sonic_queues.WREDSTAT])
+        except CommandErrorException:  # exit status 127: an image before wredstat
+            wred = None
+        return sonic_queues.queue_counters(pfc, queues, wred)
 
     # ------------------------------------------------ NAPALM's standard getters
 

@@ -40,3 +40,19 @@ class QosState(TypedDict):
     pfc: dict[str, list[int]] | None
     ecn: dict[str, list[int]]
     ecmp_hash: str | None
+
+
+class QueueCounters(TypedDict):
+    """One switch port's counters of its traffic classes, each keyed by priority or queue
+    index; -1 where the switch answers "N/A" (a counter its ASIC or image does not keep).
+
+    pfc_rx / pfc_tx: PFC pause frames received / sent, per priority (0-7).
+    drops: packets dropped, per unicast queue.
+    ecn_marked: packets WRED marked with ECN, per unicast queue; {} where the image cannot
+      say (no such tool, or it printed no queue of this port).
+    """
+
+    pfc_rx: dict[int, int]
+    pfc_tx: dict[int, int]
+    drops: dict[int, int]
+    ecn_marked: dict[int, int]
