@@ -1,13 +1,20 @@
-"""RoCE: drop and ECN-mark counters of the lossless queues before and after the test, and
-RDMA bandwidth per port pair where the tooling exists.
+"""RoCE: the lossless queues' counters before and after the test, and RDMA bandwidth per
+port pair where the tooling exists.
 
 - Linux + FRR: the lossless classes' RED qdiscs (``tc -s -j qdisc show``: ``drops``, and
   ``marked`` for ECN, per qdisc; iproute2 tc/q_red.c prints them), through the driver's
   shell ``cli``. PFC does not exist in the Linux datapath.
-- SONiC and AsterNOS: PFC frames per priority (``pfcstat -j``, what ``show pfc counters``
-  prints) and drops per queue (``queuestat -j``, ``show queue counters``), both
-  sonic-utilities scripts. dpctl has no recorded output of either yet, so they are a skip
-  with that reason, not a guess.
+- SONiC and AsterNOS: per planned port and lossless priority (the intent's RoCE lossless
+  queues, 3 and 4; priority n is queue n, as dpctl renders TC_TO_QUEUE_MAP and
+  MAP_PFC_PRIORITY_TO_QUEUE), the PFC frames received and sent, the queue's drops and, where
+  the image has them, its ECN marks: the driver's ``dpctl.get_queue_counters`` (sonic-utilities'
+  ``pfcstat``, ``queuestat -j``, ``wredstat -j``: controller/drivers/sonic_queues.py). On
+  AsterNOS it runs the same tools under ``system bash``, unverified there (no AsterNOS
+  document names them); where they are not there, the read fails and the row is a skip with
+  the device's answer. Drops that grew fail, naming port, queue and how many; PFC frames that
+  grew are shown in the pass (PFC pauses are what a lossless class does under congestion);
+  a counter that is "N/A", missing or went back (cleared during the test) makes the switch's
+  row a skip naming it, never a pass.
 - Bandwidth: perftest's ``ib_write_bw`` between the two NICs of a pair, against a share of line
   rate, needs RDMA NICs and the tool on the servers; the traffic runner has no such step yet
   (the lab's veths have no RDMA at all), so it is a skip with the reason.
@@ -18,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from controller.accept import lossless
 from controller.accept.result import Finding, failed, passed, skipped
 from controller.access import FabricAccess
 from controller.facts import Fabric
@@ -26,12 +34,18 @@ from controller.render.device import DeviceConfig
 QDISC_STATS = "tc -s -j qdisc show"
 
 
-def queue_counters(driver: Any) -> dict[str, dict[str, int]] | str:
-    """The switch's lossless-queue counters, or why they cannot be read (a string)."""
+def queue_counters(driver: Any) -> dict[str, Any] | str:
+    """The switch's lossless-queue counters, or why they cannot be read (a string): the
+    driver's ``dpctl.get_queue_counters`` (SONiC, AsterNOS), else (Linux + FRR, whose driver
+    has none) its RED qdiscs through ``cli``."""
     try:
+        try:
+            return dict(driver.dpctl.get_queue_counters())
+        except NotImplementedError:
+            pass
         text = str(driver.cli([QDISC_STATS])[QDISC_STATS])
         return red_stats(json.loads(text or "[]"))
-    except Exception as exc:  # no shell (AsterNOS klish), no tc: skipped, named
+    except Exception as exc:  # no tool, no shell, output not as expected: skipped, named
         return f"{type(exc).__name__}: {exc}"
 
 
@@ -57,21 +71,18 @@ def findings(
     access: FabricAccess,
 ) -> list[Finding]:
     rows = [_bandwidth(access)]
-    if fabric.intent.platform != "frr":
-        why = (
-            f"PFC and queue counters on {fabric.intent.platform}: pfcstat -j / queuestat -j "
-            "(sonic-utilities; `show pfc counters`, `show queue counters`) are not read yet: "
-            "no recorded output of them"
-        )
-        return [*rows, skipped("roce", "lossless queues", why)]
     for name, device in devices.items():
         if device.roce is None or not device.roce.enabled:
             continue
         b, a = before.get(name), after.get(name)
         if not isinstance(b, dict) or not isinstance(a, dict):
-            rows.append(skipped("roce", f"{name} lossless queues", f"not readable: {b or a}"))
-            continue
-        rows += _queue_rows(name, b, a)
+            why = f"not readable: {b or a}"
+            rows.append(skipped("roce", f"{name} lossless queues", why, device=name))
+        elif fabric.intent.platform == "frr":
+            rows += _queue_rows(name, b, a)
+        else:
+            ports = [port.name for port in device.interfaces]
+            rows += lossless.rows(name, ports, device.roce.lossless_queues, b, a)
     return rows
 
 

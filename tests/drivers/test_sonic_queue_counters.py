@@ -11,15 +11,17 @@ strip. Every check here is shown failing on a broken input too.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from controller.accept import roce
 from controller.drivers import sonic_queues
 from controller.drivers.common import OutputError, load_json
 from controller.drivers.contract import conformance_errors
 from controller.drivers.types import QueueCounters
-from tests.drivers.conftest import MOCKED
+from tests.drivers.conftest import MOCKED, frr_driver
 
 PFC = (MOCKED / "sonic" / "pfcstat.txt").read_text()
 QUEUES = (MOCKED / "sonic" / "queuestat_j.json").read_text()
@@ -119,6 +121,12 @@ def test_an_image_without_wredstat_counts_no_ecn_marks(sonic: Any) -> None:
     assert counters["Ethernet0"]["drops"][3] == 19  # the rest is read as before
 
 
+def test_sonic_without_pfcstat_is_a_reason_not_zeros(sonic: Any) -> None:
+    sonic.fake.failures["pfcstat"] = ("bash: pfcstat: command not found\n", 127)
+    why = roce.queue_counters(sonic)
+    assert isinstance(why, str) and "pfcstat" in why and "127" in why
+
+
 def test_asternos_reads_the_same_tools_under_system_bash(sonic: Any, asternos: Any) -> None:
     """AsterNOS: sonic-utilities' tools in the SONiC shell under klish (``system bash``), as
     its ``portstat`` read; unverified there (no AsterNOS document names them)."""
@@ -126,3 +134,24 @@ def test_asternos_reads_the_same_tools_under_system_bash(sonic: Any, asternos: A
     log = [c for kind, c in asternos.fake.log if kind == "command"]
     assert log[log.index("pfcstat") - 1] == "system bash"
     assert log[-1] == "exit"  # back to klish
+
+
+def test_asternos_without_the_tools_is_a_skip_reason(asternos: Any) -> None:
+    asternos.fake.overrides["pfcstat"] = "bash: pfcstat: command not found\n"
+    why = roce.queue_counters(asternos)
+    assert isinstance(why, str)
+    assert why.startswith("OutputError: pfcstat: no `Port Rx` table") and "not found" in why
+    asternos.fake.overrides["wredstat -j"] = "bash: wredstat: command not found\n"
+    del asternos.fake.overrides["pfcstat"]
+    counters = roce.queue_counters(asternos)  # no wredstat: no ECN marks, the rest read
+    assert isinstance(counters, dict) and counters["Ethernet0"]["ecn_marked"] == {}
+
+
+def test_frr_has_no_such_getter_and_keeps_its_qdiscs() -> None:
+    """Linux + FRR as before: no getter, its RED qdiscs through ``cli``."""
+    driver = frr_driver()
+    with pytest.raises(NotImplementedError):
+        driver.dpctl.get_queue_counters()
+    red = {"kind": "red", "parent": "1:3", "dev": "swp1", "drops": 2, "marked": 5}
+    driver.fake.overrides[roce.QDISC_STATS] = json.dumps([red])
+    assert roce.queue_counters(driver) == {"swp1:3": {"drops": 2, "marked": 5}}
