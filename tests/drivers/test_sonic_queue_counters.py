@@ -1,12 +1,12 @@
 """PFC frames and queue counters of the SONiC and AsterNOS drivers (``dpctl.get_queue_counters``),
 read from recorded outputs in the formats sonic-utilities prints.
 
-The recordings (mocked/sonic/README.md) are sonic-utilities' own test vectors: ``pfcstat.txt``
-is tests/pfcstat_test.py ``show_pfc_counters_output`` (branch 202405, commit ced89eb5c9ce),
-verbatim; ``queuestat_j.json`` tests/queue_counter_test.py ``show_queue_counters_json`` (same
-commit) and ``wredstat_j.json`` tests/wred_queue_counter_test.py ``show_queue_counters_json``
-(branch 202505, commit 7511bf2f8ea3), each with the ``time`` the scripts print and the tests
-strip. Every check here is shown failing on a broken input too.
+The recordings (mocked/sonic/README.md) are ours, in the formats sonic-utilities' scripts print
+(``pfcstat``'s two tables; ``queuestat -j`` / ``wredstat -j``'s JSON with its ``time``): four
+ports of a CX864E-N leaf as dpctl names them, PFC frames on priorities 3 and 4, drops on
+lossless queue 3 of Ethernet128 and "N/A" for the AUX port Ethernet512. AsterNOS is answered with
+the same recordings (it runs the same tools in its SONiC shell). Every check here is shown
+failing on a broken input too.
 """
 
 from __future__ import annotations
@@ -26,39 +26,45 @@ from tests.drivers.conftest import MOCKED, frr_driver
 PFC = (MOCKED / "sonic" / "pfcstat.txt").read_text()
 QUEUES = (MOCKED / "sonic" / "queuestat_j.json").read_text()
 WRED = (MOCKED / "sonic" / "wredstat_j.json").read_text()
+PORTS = ["Ethernet0", "Ethernet2", "Ethernet128", "Ethernet512"]
+
+
+def sonic_tools_on(asternos: Any) -> Any:
+    """The mocked AsterNOS device answers the three tools with the SONiC device's recordings
+    (mocked/asternos/README.md): the same sonic-utilities tools in the same SONiC shell."""
+    for command, text in (
+        (sonic_queues.PFCSTAT, PFC),
+        (sonic_queues.QUEUESTAT, QUEUES),
+        (sonic_queues.WREDSTAT, WRED),
+    ):
+        asternos.fake.overrides[command] = text
+    return asternos
 
 
 def test_pfcstat_tables_per_port_and_priority() -> None:
     received, sent = sonic_queues.pfc_frames(PFC)
-    assert sorted(received) == sorted(sent) == ["Ethernet0", "Ethernet4", "Ethernet8"]
-    assert received["Ethernet0"] == {
-        0: 1200,
-        1: 201,
-        2: 202,
-        3: 203,
-        4: 204,
-        5: 205,
-        6: 206,
-        7: 207,
-    }
-    assert sent["Ethernet8"][0] == 1810 and sent["Ethernet4"][4] == 414  # "1,810": commas
+    assert list(received) == list(sent) == PORTS
+    assert received["Ethernet128"] == {0: 0, 1: 0, 2: 0, 3: 1098334, 4: 56010, 5: 0, 6: 0, 7: 0}
+    assert sent["Ethernet0"][3] == 9120 and sent["Ethernet2"][4] == 35  # "9,120": commas
+    assert received["Ethernet512"] == dict.fromkeys(range(8), -1)  # "N/A": no such counter
 
 
 def test_pfcstat_after_a_clear_and_na() -> None:
     """After a user's ``pfcstat -c``: a ``Last cached time`` line before each table, the
-    counts since (commas); a counter COUNTERS_DB lacks is "N/A" (the test's -s all vector)."""
-    text = "Last cached time was 2024-06-03T10:00:00\n" + PFC.replace(" 203 ", " N/A ")
-    text = text.replace("  Port Tx", "Last cached time was 2024-06-03T10:00:00\n  Port Tx")
+    counts since (commas); a counter COUNTERS_DB lacks is "N/A"."""
+    text = "Last cached time was 2025-03-18T09:30:00\n" + PFC.replace(" 14,502 ", "    N/A ")
+    text = text.replace("    Port Tx", "Last cached time was 2025-03-18T09:30:00\n    Port Tx")
     received, sent = sonic_queues.pfc_frames(text)
-    assert received["Ethernet0"][3] == -1 and sent["Ethernet0"][3] == 213
+    assert received["Ethernet0"][3] == -1 and sent["Ethernet0"][3] == 9120
+    assert received["Ethernet0"][4] == 3871
 
 
 @pytest.mark.parametrize(
     ("broken", "said"),
     [
-        (PFC.replace(" 204 ", " 2o4 "), "'2o4' is not a counter"),
-        (PFC.replace(" 1,400 ", " 1,40 "), "'1,40' is not a counter"),
-        (PFC.replace(" 207\n", "\n", 1), "a row of 8 cells"),
+        (PFC.replace(" 3,871 ", " 3,8o1 "), "'3,8o1' is not a counter"),
+        (PFC.replace(" 56,010 ", " 56,01 "), "'56,01' is not a counter"),
+        (PFC.replace("Ethernet2       0", "Ethernet2", 1), "a row of 8 cells"),
         (PFC.split("\n\n")[0], "no `Port Tx` table"),
         (PFC.replace("PFC7", "PFC8", 1), "unexpected columns"),
         ("bash: pfcstat: command not found\n", "no `Port Rx` table"),
@@ -72,10 +78,12 @@ def test_pfcstat_malformed_is_an_error(broken: str, said: str) -> None:
 
 def test_queuestat_unicast_drops_per_queue() -> None:
     drops = sonic_queues.queue_column(load_json(QUEUES), "droppacket", "q")
-    assert drops["Ethernet0"][3] == 19 and drops["Ethernet0"][4] == 12  # UC3, UC4
-    assert drops["Ethernet8"][3] == 63
-    assert drops["Ethernet0"][20] == -1  # ALL20: "N/A"
-    assert 10 not in drops["Ethernet0"]  # MC10: multicast, not RoCE's
+    assert sorted(drops) == sorted(PORTS)  # JSON order (sorted keys), not the natural one
+    assert all(sorted(d) == list(range(8)) for d in drops.values())
+    assert drops["Ethernet128"][3] == 57 and drops["Ethernet128"][4] == 0  # UC3, UC4
+    assert drops["Ethernet0"][0] == 312 and drops["Ethernet0"][3] == 0
+    assert drops["Ethernet512"][3] == -1  # "N/A"
+    assert 8 not in drops["Ethernet0"]  # MC8 (1,204 packets, no drops): multicast, not RoCE's
 
 
 @pytest.mark.parametrize(
@@ -106,9 +114,12 @@ def test_sonic_driver_reads_pfc_queues_and_ecn(sonic: Any) -> None:
     counters = sonic.dpctl.get_queue_counters()
     assert conformance_errors(dict[str, QueueCounters], counters) == []
     assert conformance_errors(dict[str, QueueCounters], {"Ethernet0": {"drops": {}}}) != []
-    assert counters["Ethernet4"]["pfc_rx"][3] == 403 and counters["Ethernet4"]["pfc_tx"][4] == 414
-    assert counters["Ethernet4"]["drops"][3] == 48 and counters["Ethernet4"]["ecn_marked"][3] == 48
-    assert counters["Ethernet0"]["ecn_marked"][4] == 12  # wredstat's ecnmarkedpacket of UC4
+    assert list(counters) == PORTS
+    port = counters["Ethernet128"]
+    assert port["pfc_rx"][3] == 1098334 and port["pfc_tx"][4] == 18256
+    assert port["drops"][3] == 57 and port["ecn_marked"][3] == 240117
+    assert counters["Ethernet0"]["ecn_marked"][4] == 2206  # wredstat's ecnmarkedpacket of UC4
+    assert counters["Ethernet512"]["ecn_marked"][3] == -1  # "N/A"
     sent = sonic.fake.commands
     assert sent[-3:] == ["pfcstat", "queuestat -j", "wredstat -j"]
 
@@ -118,7 +129,7 @@ def test_an_image_without_wredstat_counts_no_ecn_marks(sonic: Any) -> None:
     sonic.fake.failures["wredstat"] = ("bash: wredstat: command not found\n", 127)
     counters = sonic.dpctl.get_queue_counters()
     assert all(c["ecn_marked"] == {} for c in counters.values())
-    assert counters["Ethernet0"]["drops"][3] == 19  # the rest is read as before
+    assert counters["Ethernet128"]["drops"][3] == 57  # the rest is read as before
 
 
 def test_sonic_without_pfcstat_is_a_reason_not_zeros(sonic: Any) -> None:
@@ -130,21 +141,24 @@ def test_sonic_without_pfcstat_is_a_reason_not_zeros(sonic: Any) -> None:
 def test_asternos_reads_the_same_tools_under_system_bash(sonic: Any, asternos: Any) -> None:
     """AsterNOS: sonic-utilities' tools in the SONiC shell under klish (``system bash``), as
     its ``portstat`` read; unverified there (no AsterNOS document names them)."""
-    assert asternos.dpctl.get_queue_counters() == sonic.dpctl.get_queue_counters()
+    counters = sonic_tools_on(asternos).dpctl.get_queue_counters()
+    assert counters == sonic.dpctl.get_queue_counters()
+    assert counters["Ethernet128"]["drops"][3] == 57
     log = [c for kind, c in asternos.fake.log if kind == "command"]
     assert log[log.index("pfcstat") - 1] == "system bash"
     assert log[-1] == "exit"  # back to klish
 
 
 def test_asternos_without_the_tools_is_a_skip_reason(asternos: Any) -> None:
-    asternos.fake.overrides["pfcstat"] = "bash: pfcstat: command not found\n"
+    sonic_tools_on(asternos).fake.overrides["pfcstat"] = "bash: pfcstat: command not found\n"
     why = roce.queue_counters(asternos)
     assert isinstance(why, str)
     assert why.startswith("OutputError: pfcstat: no `Port Rx` table") and "not found" in why
     asternos.fake.overrides["wredstat -j"] = "bash: wredstat: command not found\n"
-    del asternos.fake.overrides["pfcstat"]
+    asternos.fake.overrides["pfcstat"] = PFC
     counters = roce.queue_counters(asternos)  # no wredstat: no ECN marks, the rest read
     assert isinstance(counters, dict) and counters["Ethernet0"]["ecn_marked"] == {}
+    assert counters["Ethernet128"]["pfc_rx"][3] == 1098334
 
 
 def test_frr_has_no_such_getter_and_keeps_its_qdiscs() -> None:

@@ -1,14 +1,13 @@
 """dpctl accept's RoCE rows on SONiC and AsterNOS: two reads of the lossless queues' counters
 judged per planned port and lossless queue (3, 4).
 
-Each read is built as the switch prints it, in the formats of sonic-utilities' own test
-vectors (tests/pfcstat_test.py ``show_pfc_counters_output``: ``pfcstat``'s two tables;
-tests/queue_counter_test.py ``show_queue_counters_json``: ``queuestat -j``; tests/
-wred_queue_counter_test.py: ``wredstat -j``; branches 202405 / 202505), for the lab fabric's
-ports in SONiC's names, then parsed by the driver's parser (controller/drivers/
-sonic_queues.py) and judged (controller/accept/lossless.py). Every check is also shown
-failing: drops that grew fail, "N/A", a missing port, a counter that went back and
-malformed output are skips naming the device and the reason, never a pass.
+Each read is built as the switch prints it, with our own numbers in the formats sonic-utilities'
+scripts print (``pfcstat``'s two tables, ``queuestat -j`` and ``wredstat -j``'s JSON; sources
+in tests/drivers/mocked/sonic/README.md), for the lab fabric's ports in SONiC's names, then
+parsed by the driver's parser (controller/drivers/sonic_queues.py) and judged (controller/
+accept/lossless.py). Every check is also shown failing: drops that grew fail, "N/A", a missing
+port, a counter that went back and malformed output are skips naming the device and the
+reason, never a pass.
 """
 
 from __future__ import annotations
@@ -109,10 +108,10 @@ def test_nothing_grew_is_a_pass() -> None:
 
 
 def test_drops_that_grew_fail_naming_port_queue_and_count() -> None:
-    before = reading(drops={("Ethernet0", 3): "19"}, rx={("Ethernet0", 3): "1,200"})
+    before = reading(drops={("Ethernet0", 3): "116"}, rx={("Ethernet0", 3): "14,502"})
     after = reading(
-        drops={("Ethernet0", 3): "23", ("Ethernet0", 2): "900", ("Ethernet136", 4): "1,001"},
-        rx={("Ethernet0", 3): "1,260"},
+        drops={("Ethernet0", 3): "120", ("Ethernet0", 2): "900", ("Ethernet136", 4): "1,001"},
+        rx={("Ethernet0", 3): "14,562"},
     )
     rows = judged(before, after)
     assert sorted(r.status for r in rows.values()) == ["fail", "fail"]  # no pass for the leaf
