@@ -4,6 +4,8 @@ Every command a driver sends is answered from ``mocked/<platform>/<slug>.txt|jso
 being the command with each run of non-alphanumerics turned into ``_`` (and the checkpoint
 timestamp into ``TS``). A command with no recording fails the test, so the recordings list
 exactly what the drivers send. Mutating commands with no recorded output answer "" / exit 0.
+AsterNOS's SONiC shell (``system bash``) answers from ``mocked/asternos/bash/`` where AsterNOS
+differs, else as the SONiC device (:data:`ASTERNOS_SHELL`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ SILENT = (
 
 def slug(command: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", TS.sub("dpctl-TS", command)).strip("_")
+
+
+ASTERNOS_SHELL = ("asternos/bash", "sonic")
+"""Where AsterNOS's SONiC shell is answered from, first found first: its own recordings (only
+those that differ from the SONiC device's: ``show version``, the uptime), then the SONiC
+device's, as the same Linux, FRR and sonic-utilities tools answer there."""
 
 
 def recorded(platform: str, command: str) -> str | None:
@@ -130,8 +138,9 @@ class FakeSession:
             return ""
         if command_string in self.overrides:
             return self.overrides[command_string]
-        folder = "asternos/bash" if self.mode == "bash" else "asternos"
-        text = recorded(folder, command_string)
+        folders = ASTERNOS_SHELL if self.mode == "bash" else ("asternos",)
+        texts = (recorded(folder, command_string) for folder in folders)
+        text = next((t for t in texts if t is not None), None)
         if text is None:
             raise AssertionError(f"unrecorded {self.mode} command: {command_string!r}")
         return text

@@ -1,5 +1,6 @@
-"""Record the Linux and FRR answers of the mocked SONiC device (and of AsterNOS's SONiC shell)
-for NAPALM's standard getters, from a real FRR 8.4 and iproute2 6.1 here, in SONiC's names.
+"""Record the Linux and FRR answers of the mocked SONiC device (AsterNOS's SONiC shell answers
+with them too) for NAPALM's standard getters, from a real FRR 8.4 and iproute2 6.1 here, in
+SONiC's names.
 
     sudo PYTHONPATH=$PWD python -m tests.drivers.record_frr --sonic
 
@@ -17,10 +18,10 @@ is the 802.1Q device of the kernel's ``Bridge``), and eth0 is in no VRF (SONiC's
 is composed in the NAPALM VRF test case only). Ethernet4 and Ethernet136 have no far end
 (down), as in the device's ``ip -j link show``.
 
-Only files that do not exist yet are written (mocked/sonic/ and mocked/asternos/bash/ hold
-older recordings other tests assert on); the SONiC shell's commands go to both, vtysh's
-through SONiC's ``sudo -n docker exec bgp vtysh -c`` to mocked/sonic/ and AsterNOS's
-``system bash`` folder. Namespaces ``d40n-s*``, removed at the end.
+Only files that do not exist yet are written (mocked/sonic/ holds older recordings other
+tests assert on), once, to mocked/sonic/: vtysh's through SONiC's ``sudo -n docker exec bgp
+vtysh -c``. The mocked AsterNOS device's ``system bash`` answers from there too
+(tests/drivers/conftest.py ``ASTERNOS_SHELL``). Namespaces ``d40n-s*``, removed at the end.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def build() -> None:
     sh("ip", "-n", LEAF, "route", "add", "10.128.0.2/32", "dev", "Vlan1001", "table", "100")
 
 
-def write(folder: Path, command: str, text: str) -> None:
+def write(command: str, text: str) -> None:
+    folder = MOCKED / "sonic"
     folder.mkdir(parents=True, exist_ok=True)
     ext = "json" if text.lstrip().startswith(("{", "[")) else "txt"
     path = folder / f"{slug(command)}.{ext}"
@@ -120,14 +122,10 @@ def write(folder: Path, command: str, text: str) -> None:
 
 def record() -> None:
     for command in LINUX:
-        text = sh("ip", "netns", "exec", LEAF, "sh", "-c", command)
-        write(MOCKED / "sonic", command, text)
-        write(MOCKED / "asternos" / "bash", command, text)
+        write(command, sh("ip", "netns", "exec", LEAF, "sh", "-c", command))
     for command in VTYSH:
-        text = sh("vtysh", "-N", LEAF, "-c", command)
         wrapped = f"sudo -n docker exec bgp vtysh -c {shlex.quote(command)}"
-        write(MOCKED / "sonic", wrapped, text)
-        write(MOCKED / "asternos" / "bash", wrapped, text)
+        write(wrapped, sh("vtysh", "-N", LEAF, "-c", command))
 
 
 def teardown() -> None:

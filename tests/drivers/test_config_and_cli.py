@@ -88,14 +88,16 @@ def test_sonic_sanitized_removes_snmp_communities_and_user_passwords() -> None:
     driver = patched("sonic", "snmp_secrets", "test_get_config_sanitized")
     plain = bundle.unpack(driver.get_config()["running"], "config_db.json")
     clean = bundle.unpack(driver.get_config(sanitized=True)["running"], "config_db.json")
-    assert set(json.loads(plain["config_db.json"])["SNMP_COMMUNITY"]) == {"msft", "Rainer"}
+    communities = {"p1-fabric-ro": {"TYPE": "RO"}, "p1-fabric-rw": {"TYPE": "RW"}}
+    assert json.loads(plain["config_db.json"])["SNMP_COMMUNITY"] == communities
     db = json.loads(clean["config_db.json"])
-    assert set(db["SNMP_COMMUNITY"]) == {"<removed>", "<removed>:2"}
-    user = db["SNMP_USER"]["test_priv_RW_4"]
+    assert db["SNMP_COMMUNITY"] == {"<removed>": {"TYPE": "RO"}, "<removed>:2": {"TYPE": "RW"}}
+    user = db["SNMP_USER"]["dpctl_admin"]
     assert user["SNMP_USER_AUTH_PASSWORD"] == user["SNMP_USER_ENCRYPTION_PASSWORD"] == "<removed>"
     assert user["SNMP_USER_AUTH_TYPE"] == "SHA"  # only the secrets go
-    assert db["SNMP_USER"]["test_nopriv_RO_1"]["SNMP_USER_AUTH_PASSWORD"] == ""  # none to hide
-    assert "msft" not in clean["config_db.json"] and "authpass" not in clean["config_db.json"]
+    assert db["SNMP_USER"]["dpctl_poller"]["SNMP_USER_AUTH_PASSWORD"] == ""  # none to hide
+    for secret in ("p1-fabric-r", "p1-auth-Kq7vR2", "p1-priv-Hw3nX8"):
+        assert secret in plain["config_db.json"] and secret not in clean["config_db.json"]
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ The recordings (mocked/sonic/README.md) are ours, in the formats sonic-utilities
 (``pfcstat``'s two tables; ``queuestat -j`` / ``wredstat -j``'s JSON with its ``time``): four
 ports of a CX864E-N leaf as dpctl names them, PFC frames on priorities 3 and 4, drops on
 lossless queue 3 of Ethernet128 and "N/A" for the AUX port Ethernet512. AsterNOS is answered with
-the same recordings (it runs the same tools in its SONiC shell). Every check here is shown
-failing on a broken input too.
+the same recordings (it runs the same tools in its SONiC shell: conftest.py
+``ASTERNOS_SHELL``). Every check here is shown failing on a broken input too.
 """
 
 from __future__ import annotations
@@ -27,18 +27,6 @@ PFC = (MOCKED / "sonic" / "pfcstat.txt").read_text()
 QUEUES = (MOCKED / "sonic" / "queuestat_j.json").read_text()
 WRED = (MOCKED / "sonic" / "wredstat_j.json").read_text()
 PORTS = ["Ethernet0", "Ethernet2", "Ethernet128", "Ethernet512"]
-
-
-def sonic_tools_on(asternos: Any) -> Any:
-    """The mocked AsterNOS device answers the three tools with the SONiC device's recordings
-    (mocked/asternos/README.md): the same sonic-utilities tools in the same SONiC shell."""
-    for command, text in (
-        (sonic_queues.PFCSTAT, PFC),
-        (sonic_queues.QUEUESTAT, QUEUES),
-        (sonic_queues.WREDSTAT, WRED),
-    ):
-        asternos.fake.overrides[command] = text
-    return asternos
 
 
 def test_pfcstat_tables_per_port_and_priority() -> None:
@@ -141,7 +129,7 @@ def test_sonic_without_pfcstat_is_a_reason_not_zeros(sonic: Any) -> None:
 def test_asternos_reads_the_same_tools_under_system_bash(sonic: Any, asternos: Any) -> None:
     """AsterNOS: sonic-utilities' tools in the SONiC shell under klish (``system bash``), as
     its ``portstat`` read; unverified there (no AsterNOS document names them)."""
-    counters = sonic_tools_on(asternos).dpctl.get_queue_counters()
+    counters = asternos.dpctl.get_queue_counters()
     assert counters == sonic.dpctl.get_queue_counters()
     assert counters["Ethernet128"]["drops"][3] == 57
     log = [c for kind, c in asternos.fake.log if kind == "command"]
@@ -150,7 +138,7 @@ def test_asternos_reads_the_same_tools_under_system_bash(sonic: Any, asternos: A
 
 
 def test_asternos_without_the_tools_is_a_skip_reason(asternos: Any) -> None:
-    sonic_tools_on(asternos).fake.overrides["pfcstat"] = "bash: pfcstat: command not found\n"
+    asternos.fake.overrides["pfcstat"] = "bash: pfcstat: command not found\n"
     why = roce.queue_counters(asternos)
     assert isinstance(why, str)
     assert why.startswith("OutputError: pfcstat: no `Port Rx` table") and "not found" in why

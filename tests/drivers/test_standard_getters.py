@@ -2,9 +2,9 @@
 
 The FRR device is a real FRR 8.4 + iproute2 6.1 leaf with two spines and two servers
 (mocked/frr/napalm/, tests/drivers/record_frr_napalm.py); SONiC's Linux and FRR answers come
-from the same tools in SONiC's names, its own tools' from sonic-utilities' test vectors
-(mocked/sonic/README.md). Facts asserted here are read off those recordings by hand: which
-neighbours, which next hops, which counters are non-zero.
+from the same tools in SONiC's names, its own tools' written by us in the formats
+sonic-utilities prints (mocked/sonic/README.md). Facts asserted here are read off those
+recordings by hand: which neighbours, which next hops, which counters are non-zero.
 """
 
 from __future__ import annotations
@@ -269,9 +269,11 @@ def test_bgp_detail_agrees_with_bgp_neighbors() -> None:
 
 def test_sonic_counters_are_the_asics() -> None:
     counters = patched("sonic").get_interfaces_counters()
-    # sonic-utilities tests/portstat_test.py: Ethernet4 RX_ERR 0, RX_DRP "1,000"
-    assert counters["Ethernet4"]["rx_discards"] == 1000 and counters["Ethernet4"]["rx_errors"] == 0
-    assert counters["Ethernet0"]["rx_errors"] == 10 and counters["Ethernet0"]["rx_discards"] == 100
+    assert sorted(counters) == ["Ethernet0", "Ethernet128", "Ethernet136", "Ethernet4"]
+    # portstat_a_j_r.json: Ethernet0 RX_ERR "12", RX_DRP "1,043", TX_DRP "3,204" (commas)
+    assert counters["Ethernet0"]["rx_errors"] == 12 and counters["Ethernet0"]["rx_discards"] == 1043
+    assert counters["Ethernet0"]["tx_discards"] == 3204
+    assert counters["Ethernet128"]["tx_discards"] == 58 and counters["Ethernet4"]["rx_errors"] == 0
     assert counters["Ethernet0"]["tx_errors"] == -1  # "N/A" in COUNTERS_DB
     assert counters["Ethernet0"]["rx_octets"] == -1  # not in portstat's JSON
 
@@ -279,20 +281,25 @@ def test_sonic_counters_are_the_asics() -> None:
 def test_sonic_mac_table_vlans_ntp_snmp() -> None:
     driver = patched("sonic")
     macs = driver.get_mac_address_table()
-    assert [(m["vlan"], m["interface"], m["static"]) for m in macs[:2]] == [
-        (2, "Ethernet0", False),
-        (3, "Ethernet4", True),
+    assert [(m["mac"], m["vlan"], m["interface"], m["static"]) for m in macs] == [
+        ("D2:3E:30:52:E3:47", 1001, "Ethernet0", False),  # srv0001 (its ARP entry's MAC)
+        ("D2:3E:30:52:E3:4A", 1001, "Ethernet0", False),
+        ("02:DC:00:01:00:02", 1001, "Ethernet4", True),  # static: kept on a down port
     ]
     assert driver.get_vlans() == {
         1001: {"name": "Vlan1001", "interfaces": ["Ethernet0", "Ethernet4", "Ethernet8"]}
     }
-    assert driver.get_ntp_servers()["10.20.8.129"] == {
-        "address": "10.20.8.129",
-        "association_type": "SERVER",
+    assert driver.get_ntp_servers() == {
+        "172.16.0.2": {"address": "172.16.0.2", "association_type": "SERVER"},
+        "172.16.0.3": {"address": "172.16.0.3"},  # an older image's {}
     }
     snmp = driver.get_snmp_information()
-    assert snmp["community"]["msft"] == {"acl": "N/A", "mode": "ro"}
-    assert snmp["location"] == "public" and snmp["contact"] == "testuser testuser@contoso.com"
+    assert snmp["community"] == {
+        "p1-fabric-ro": {"acl": "N/A", "mode": "ro"},
+        "p1-fabric-rw": {"acl": "N/A", "mode": "rw"},
+    }
+    assert snmp["location"] == "p1 hall A row 3 rack g1"
+    assert snmp["contact"] == "fabric-noc fabric-noc@example.net"
 
 
 def test_sonic_and_asternos_answer_the_same_from_the_same_shell() -> None:
@@ -343,13 +350,15 @@ def test_hwmon_sensors() -> None:
 
 def test_sonic_platform_tools() -> None:
     env = patched("sonic").get_environment()
-    # sonic-utilities tests: fan_test (fan1 OK, fan2 Not OK, fan3 Updating), psushow_test
-    assert env["fans"] == {
-        "fan1": {"status": True},
-        "fan2": {"status": False},
-        "fan3": {"status": False},
+    # fanshow: four drawers of two fans (FAN-3R "Not OK" at 0%), then the PSUs' fans
+    fans = {name: fan["status"] for name, fan in env["fans"].items()}
+    assert len(fans) == 10 and fans["FAN-1F"] and fans["PSU 1 FAN 1"]
+    assert [name for name, ok in fans.items() if not ok] == ["FAN-3R", "PSU 2 FAN 1"]
+    # psushow: PSU 1 OK at 415.35 W; PSU 2 present, "NOT OK" (no input), 0.0 W
+    assert env["power"] == {
+        "PSU 1": {"status": True, "output": 415.35, "capacity": -1.0},
+        "PSU 2": {"status": False, "output": 0.0, "capacity": -1.0},
     }
-    assert env["power"]["PSU 1"] == {"status": False, "output": 102.7, "capacity": -1.0}
     assert env["temperature"] == {}  # tempershow: "Thermal Not detected"
     table = (
         "  Sensor    Temperature    High TH    Low TH    Crit High TH    Crit Low TH    Warning  "

@@ -23,7 +23,7 @@ from typing import Any
 from napalm.base.test.double import BaseTestDouble
 
 from controller.platforms.frr.driver import PART
-from tests.drivers.conftest import MOCKED, slug
+from tests.drivers.conftest import ASTERNOS_SHELL, MOCKED, slug
 
 Recordings = Callable[[str], Path]
 """Test case -> the folder of the device's recordings."""
@@ -120,7 +120,8 @@ class SonicShell(RecordedDevice):
 
 class AsterNOSSession(RecordedDevice):
     """Stands in for netmiko's AsterNOS connection: klish, and the SONiC shell under
-    ``system bash`` (answered from the recordings' ``bash/`` folder)."""
+    ``system bash`` (answered from the ``bash/`` folders, then as the SONiC device:
+    tests/drivers/conftest.py ``ASTERNOS_SHELL``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -143,6 +144,8 @@ class AsterNOSSession(RecordedDevice):
         self.commands.append(command)
         name = slug(plain)
         folders = [f / "bash" if bash else f for f in self._folders()]
+        if bash:
+            folders += [MOCKED / shell for shell in ASTERNOS_SHELL[1:]]
         for folder in folders:
             for ext in ("txt", "json"):
                 path = folder / f"{name}.{ext}"
