@@ -215,6 +215,28 @@ class LoadBalancing(_Strict):
     spray_algorithm: Literal["random", "round-robin"] = "random"
 
 
+class BgpTimers(_Strict):
+    """BGP keepalive and hold time of every session (``timers bgp KEEPALIVE HOLD``)."""
+
+    keepalive: Integer = Field(default=3, ge=1, le=60, description="Keepalive interval, s")
+    hold: Integer = Field(
+        default=9,
+        ge=3,
+        le=180,
+        description="Hold time, s: a session whose peer is silent this long goes down. At "
+        "least 3 keepalives (RFC 4271, 4.4 suggests a third of the hold time)",
+    )
+
+    @model_validator(mode="after")
+    def _three_keepalives_per_hold(self) -> BgpTimers:
+        if self.hold < 3 * self.keepalive:
+            raise ValueError(
+                f"hold {self.hold} s is less than 3 keepalives of {self.keepalive} s: "
+                f"a session would drop on one lost keepalive; give hold >= {3 * self.keepalive}"
+            )
+        return self
+
+
 class Credentials(_Strict):
     """References only: where the secret lives, never the secret."""
 
@@ -352,6 +374,12 @@ class FabricIntent(_Strict):
     naming: Naming = Naming()
     mtu: Integer = Field(default=9216, ge=1500, le=9216)
     bfd: StrictBool = True
+    bgp_timers: BgpTimers = Field(
+        default=BgpTimers(),
+        description="BGP keepalive/hold of every session (default 3/9 s; with BFD on, BFD "
+        "finds a dead link first). The seed-scale lab relaxes them: its one guest runs 48 "
+        "switches' daemons",
+    )
     evpn_mh_startup_delay: Integer = Field(
         default=180,
         ge=0,

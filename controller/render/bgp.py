@@ -42,6 +42,8 @@ class Bgp:
     neighbors: tuple[BgpNeighbor, ...]
     maximum_paths: int
     bfd: bool
+    keepalive_s: int
+    hold_s: int
     prefix_lists: dict[str, tuple[PrefixRule, ...]]
     route_maps: tuple[RouteMap, ...]
     evpn: bool
@@ -249,6 +251,8 @@ def build_bgp(
         neighbors=tuple(neighbors),
         maximum_paths=width,
         bfd=intent.bfd,
+        keepalive_s=intent.bgp_timers.keepalive,
+        hold_s=intent.bgp_timers.hold,
         prefix_lists=_prefix_lists(fabric, switch),
         route_maps=_route_maps(fabric, switch, maintenance, uses_pair),
         evpn=switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh",

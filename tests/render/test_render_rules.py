@@ -271,3 +271,21 @@ def test_render_is_deterministic(tmp_path: Any) -> None:
         if p.is_file()
     }
     assert files_a == files_b and len(files_a) == 48
+
+
+@pytest.mark.parametrize("platform", ["frr", "sonic", "asternos"])
+def test_bgp_timers_from_the_intent_on_every_platform(platform: str) -> None:
+    """``bgp_timers`` reaches every switch's router bgp on each platform, the default 3/9 s
+    included (the three render through the shared frr/_bgp.j2)."""
+    models = {"leaf": "CX864E-N", "spine": "CX864E-N"}
+    for timers, line in ((None, " timers bgp 3 9\n"), ({"keepalive": 10, "hold": 30}, None)):
+        data = lab("dual-arp", platform=platform, switches=models)
+        if timers:
+            data["bgp_timers"] = timers
+            line = " timers bgp 10 30\n"
+        assert line is not None
+        rendered = render_fabric(build_fabric(intent_from_data(data)))
+        for name, files in rendered.items():
+            text = "".join(files.values())
+            assert text.count(line) == 1, (platform, name, line)
+            assert text.count("timers bgp ") == 1, (platform, name)

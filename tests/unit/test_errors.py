@@ -68,6 +68,10 @@ BAD_INTENTS = [
     ("planes", [{"id": 1}, {"id": 1}], "planes", "exactly planes 1 and 2"),
     ("name", "Bad Name!", "name", "should match pattern"),
     ("mtu", 20000, "mtu", "less than or equal to 9216"),
+    ("bgp_timers.hold", 2, "bgp_timers.hold", "greater than or equal to 3"),
+    ("bgp_timers.keepalive", 0, "bgp_timers.keepalive", "greater than or equal to 1"),
+    ("bgp_timers.keepalive", 10, "bgp_timers", "less than 3 keepalives of 10 s"),
+    ("bgp_timers.dead", 1, "bgp_timers.dead", "Extra inputs are not permitted"),
     ("spines", 4, "spines", "Extra inputs are not permitted"),
     ("gpus", _DELETE, "(top level)", "give the cluster size as servers or gpus"),
 ]
