@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -303,8 +304,12 @@ def test_every_script_the_driver_sends_is_valid_shell() -> None:
         driver.get_bgp_neighbors()
     assert len(sent) > 8
     for command in sent:
-        check = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True)
-        assert check.returncode == 0, f"{command!r}: {check.stderr}"
+        scripts = [command]
+        if " bash -c " in command:  # _with_files: the script, quoted, under timeout
+            scripts.append(shlex.split(command)[-1])
+        for script in scripts:
+            check = subprocess.run(["bash", "-n", "-c", script], capture_output=True, text=True)
+            assert check.returncode == 0, f"{script!r}: {check.stderr}"
 
 
 def _committing(
@@ -376,7 +381,7 @@ def test_where_frr_reload_cannot_be_loaded_the_commit_runs_frr_reload_itself() -
     driver.commit_config()
     assert len(_sent_with(sent, f"{FRR_RELOAD} --reload")) == 1
     (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
-    assert "vtysh -c 'show running-config' > " in finish  # recorded as before
+    assert "vtysh -c 'show running-config' > " in shlex.split(finish)[-1]  # as before
 
 
 def test_by_default_a_commit_applies_with_frr_reload_and_records_a_new_reading() -> None:
@@ -388,7 +393,7 @@ def test_by_default_a_commit_applies_with_frr_reload_and_records_a_new_reading()
     assert not [c for c, _ in sent if f"python3 /etc/frr/dpctl/{APPLY_SCRIPT} /etc" in c]
     assert len(_sent_with(sent, f"{FRR_RELOAD} --reload")) == 1
     (finish,) = [c for c, _ in sent if APPLIED_RUNNING in c and "arp_to_host" in c]
-    assert "vtysh -c 'show running-config' > " in finish
+    assert "vtysh -c 'show running-config' > " in shlex.split(finish)[-1]
 
 
 def test_an_apply_that_answers_nothing_readable_fails_the_commit() -> None:
