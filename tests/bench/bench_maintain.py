@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -65,6 +66,7 @@ def run_mode(mode: str, action: str, plane: int | None, role: str | None, keep: 
                 flush=True,
             )
             record = {k: v for k, v in probe.items() if k != "per_flow"}
+            record["losses"] = losses(probe.get("per_flow", []))
             print("  " + json.dumps({"wave": index, "seconds": round(seconds), **record}))
             if rollout.status != "done":
                 return False
@@ -73,6 +75,30 @@ def run_mode(mode: str, action: str, plane: int | None, role: str | None, keep: 
     finally:
         if not keep:
             down(state_dir, prefix=prefix)
+
+
+def losses(per_flow: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each sub-flow that lost packets or went silent over 1 s: where (flow, sub-flow), its
+    lost runs, the network's and the sender's share of its longest silence, and when that
+    silence ended (UTC), to place it against the rollout's steps."""
+    found = []
+    for index, flow in enumerate(per_flow):  # in the order of tests/lab/rolling.flow_specs
+        for number, sub in enumerate(flow.get("per_subflow", [])):
+            if not sub.get("lost") and float(sub.get("max_gap_ms", 0)) <= 1000:
+                continue
+            ended = float(sub.get("gap_end") or 0)
+            found.append(
+                {
+                    "flow": index,
+                    "subflow": number,
+                    "lost": sub.get("lost"),
+                    "lost_runs": sub.get("lost_runs"),
+                    "network_gap_ms": sub.get("network_gap_ms"),
+                    "sender_paused_ms": sub.get("sender_paused_ms"),
+                    "gap_end": time.strftime("%H:%M:%S", time.gmtime(ended)) if ended else None,
+                }
+            )
+    return found
 
 
 def main() -> int:
