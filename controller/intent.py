@@ -41,6 +41,7 @@ from pydantic import (
 from controller import intent_patterns as patterns
 from controller import platforms
 from controller.errors import IntentError
+from controller.intent_rules import hold_covers_keepalives
 
 DualLeafMode = Literal["dual-arp", "evpn-mh"]
 
@@ -376,6 +377,7 @@ class FabricIntent(_Strict):
     bfd: StrictBool = True
     bgp_timers: BgpTimers = Field(
         default=BgpTimers(),
+        json_schema_extra={"allOf": hold_covers_keepalives()},
         description="BGP keepalive/hold of every session (default 3/9 s; with BFD on, BFD "
         "finds a dead link first). The seed-scale lab relaxes them: its one guest runs 48 "
         "switches' daemons",

@@ -33,7 +33,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             *RECORDS,
         ),
     ),
-    ("intent", ("controller.intent", "controller.intent_patterns", "controller.catalog")),
+    (
+        "intent",
+        (
+            "controller.intent",
+            "controller.intent_patterns",
+            "controller.intent_rules",
+            "controller.catalog",
+        ),
+    ),
     (
         "facts",
         (

@@ -337,6 +337,14 @@ FOUND: list[tuple[str, Any, bool, str]] = [
     ("naming.server", "srv{server:1}", True, ""),
     ("naming.leaf", "{leaf:02x}{plane}{group}", True, ""),
     ("naming.spine", "{plane}{spine}" + "x" * 70, False, "at most 63 characters"),
+    # hold >= 3 keepalives, the defaults (3/9 s) included (CI, 2026-12-07: keepalive 59 alone)
+    ("bgp_timers", {"keepalive": 59}, False, "give hold >= 177"),
+    ("bgp_timers", {"keepalive": 3}, True, ""),
+    ("bgp_timers", {"keepalive": 2, "hold": 5}, False, "give hold >= 6"),
+    ("bgp_timers", {"hold": 8}, False, "give hold >= 9"),
+    ("bgp_timers", {"keepalive": 10, "hold": 30}, True, ""),
+    ("bgp_timers", {"keepalive": 60, "hold": 180}, True, ""),
+    ("bgp_timers", {"keepalive": 4.0, "hold": 12}, True, ""),
 ]
 
 
