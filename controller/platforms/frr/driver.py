@@ -40,7 +40,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from controller.drivers import bundle, common
+from controller.drivers import bundle, common, switch_side
 from controller.drivers.contract import ActionRefused, DpctlDriver
 from controller.platforms.frr import FILES, actions, reload
 from controller.platforms.frr.agent import (
@@ -91,13 +91,6 @@ BUNDLE_FILES = tuple(FILES)
 """The platform's rendered files: a bundle holds these only (a name becomes a path here)."""
 APPLIED_RUNNING = "applied-running.conf"
 SNAPSHOT_REUSE_S = 30.0
-SWITCH_SIDE_MARGIN_S = 10
-"""A script that writes files is ended on the switch this much before the command timeout."""
-MIN_SWITCH_SIDE_S = 5
-KILL_AFTER_S = 5
-"""SIGKILL this long after timeout's SIGTERM, for what ignored it."""
-ENDED_BY_TIMEOUT = (124, 137)
-"""coreutils timeout's exit status: 124 after its SIGTERM, 137 (128 + 9) after the SIGKILL."""
 PART = "#### dpctl-part"
 VERIFY_READS = (
     *(f"vtysh -c {shlex.quote(c)}" for c in (BGP_SUMMARY, BGP_NEIGHBORS, HOST_ROUTES, EVPN_ES)),
@@ -182,23 +175,18 @@ class FrrDriver(FrrGetters, DpctlDriver):
         the files as one tar archive on stdin.
 
         The script runs under coreutils ``timeout``, which ends it and what it started (its
-        process group) :data:`SWITCH_SIDE_MARGIN_S` before the controller would stop waiting
-        for it. Without that, a commit the controller gave up on went on changing the switch
-        (seed-scale lab, 2026-12-07: ``frr-reload.py`` still running 20 minutes later), racing
-        the rollback that follows a failed commit."""
-        bound = max(MIN_SWITCH_SIDE_S, int(self.timeout) - SWITCH_SIDE_MARGIN_S)
-        command = (
-            f"mkdir -p {STATE} && tar -x -f - -C {STATE} && "
-            f"timeout -k {KILL_AFTER_S} {bound} bash -c {shlex.quote(script)}"
+        process group) before the controller would stop waiting for it
+        (:mod:`controller.drivers.switch_side`). Without that, a commit the controller gave up
+        on went on changing the switch (seed-scale lab, 2026-12-07: ``frr-reload.py`` still
+        running 20 minutes later), racing the rollback that follows a failed commit."""
+        bound = switch_side.bound_s(self.timeout)
+        command = f"mkdir -p {STATE} && tar -x -f - -C {STATE} && " + switch_side.bounded(
+            f"bash -c {shlex.quote(script)}", bound
         )
         began = time.monotonic()
         rc, out, err = self._run(command, tar(files))
-        if rc in ENDED_BY_TIMEOUT and time.monotonic() - began >= bound:  # not its own 124/137
-            raise TimeoutError(
-                f"{self.hostname}: ended on the switch after {bound} s, "
-                f"{SWITCH_SIDE_MARGIN_S} s inside the command timeout ({self.timeout:g} s): "
-                f"{script.splitlines()[0][:80]!r}"
-            )
+        first = script.splitlines()[0]
+        switch_side.raise_if_ended(self.hostname, first, rc, time.monotonic() - began, self.timeout)
         return rc, out, err
 
     def _reads(self, commands: list[str] | tuple[str, ...]) -> dict[str, str]:
