@@ -36,6 +36,15 @@ SILENT = (
 )
 
 
+BOUND = re.compile(r"timeout -k \d+ \d+ ")
+
+
+def unbounded(command: str) -> str:
+    """A command as the device answers it: the same under the switch-side bound (coreutils
+    ``timeout``, controller/drivers/switch_side.py) as without it."""
+    return BOUND.sub("", command)
+
+
 def slug(command: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", TS.sub("dpctl-TS", command)).strip("_")
 
@@ -79,13 +88,16 @@ class FakeShell:
     def __init__(self, timer: RevertTimer | None = None, **params: Any) -> None:
         self.timer = timer or RevertTimer()
         self.params = params
-        self.commands: list[str] = []
+        self.commands: list[str] = []  # as the device answers them (:func:`unbounded`)
+        self.sent: list[str] = []  # as the driver sent them
         self.files: dict[str, str] = {}
         self.failures: dict[str, tuple[str, int]] = {}  # command prefix -> (output, status)
         self.overrides: dict[str, str] = {}  # command -> output
         self.alive = True
 
     def run(self, command: str, timeout: float) -> tuple[str, int]:
+        self.sent.append(command)
+        command = unbounded(command)
         self.commands.append(command)
         timer = self.timer.answer(command)
         if timer is not None:

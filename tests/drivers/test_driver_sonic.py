@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 import pytest
@@ -381,3 +382,50 @@ def test_not_connected_is_a_clear_error() -> None:
     assert driver.is_alive() == {"is_alive": False}
     with pytest.raises(Exception, match="not connected"):
         driver.get_facts()
+
+
+CHANGES = ("config checkpoint", "config replace", "config rollback", "config save", "--reload")
+CHANGES += ("vtysh -f ", "write memory")
+"""What changes the switch (and runs under the switch-side bound, timeout -k 5 T, there)."""
+
+
+def test_every_command_that_changes_the_switch_is_bounded_there(sonic: Any) -> None:
+    sonic.load_replace_candidate(config=SONIC_BUNDLE)
+    sonic.commit_config(revert_in=60)
+    sonic.rollback()
+    sonic.load_replace_candidate(config=SONIC_BUNDLE)
+    sonic.commit_config()
+    sent = sonic.fake.sent
+    timer = next(c for c in sent if c.startswith("sudo -n systemd-run "))
+    changes = [c for c in sent if c != timer and any(w in c for w in CHANGES)]
+    assert len(changes) == 15  # a commit with revert_in (4), its rollback (5), a commit (6)
+    bound = "timeout -k 5 50 "  # the driver's timeout (60 s here) less 10 s
+    for command in changes:  # FRR's tools: inside the container, where timeout can end them
+        prefix = "sudo -n docker exec bgp " if "docker" in command else "sudo -n "
+        assert command.startswith(prefix + bound), command
+    revert = shlex.split(timer)[-1]  # the revert timer's script: each step bounded too
+    assert [step.split()[:5] for step in revert.split(" && ")] == [
+        ["timeout", "-k", "5", "50", "config"],
+        ["docker", "exec", "bgp", "timeout", "-k"],
+        ["docker", "exec", "bgp", "timeout", "-k"],
+    ]
+    reads = [c for c in sent if c not in changes and c != timer]
+    assert reads and not any("timeout" in c for c in reads)
+
+
+@pytest.mark.parametrize(
+    ("timeout", "args", "bound"),
+    [(120, {}, 110), (120, {"command_timeout": 30}, 20), (300, {"command_timeout": "8"}, 5)],
+)
+def test_the_bound_is_the_command_timeout_less_10_s(
+    timeout: int, args: dict[str, Any], bound: int
+) -> None:
+    driver = SonicDriver("sw", "admin", None, timeout=timeout, optional_args=args)
+    assert driver._sudo("config save -y") == f"sudo -n timeout -k 5 {bound} config save -y"
+
+
+def test_a_commands_own_137_within_the_bound_is_no_timeout(sonic: Any) -> None:
+    sonic.fake.failures[REPLACE] = ("Killed\n", 137)  # e.g. the OOM killer, at once
+    sonic.load_replace_candidate(config=SONIC_BUNDLE)
+    with pytest.raises(ReplaceConfigException, match=r"exited 137: Killed"):
+        sonic.commit_config()

@@ -32,7 +32,7 @@ from controller.platforms.sonic.driver import SonicDriver
 from controller.rollback import rollback_device
 from tests.conftest import INVENTORY, switch_access
 from tests.drivers.candidates import ASTERNOS_CLI, SONIC_BUNDLE
-from tests.drivers.conftest import MOCKED, RevertTimer
+from tests.drivers.conftest import MOCKED, RevertTimer, unbounded
 
 DEVICE = "p1-g1-leaf1"
 
@@ -79,6 +79,7 @@ class SonicSession:
 
     def run(self, command: str, timeout: float) -> tuple[str, int]:
         box = self.box
+        command = unbounded(command)
         timer = box.timer.answer(command)
         if timer is not None:
             return timer

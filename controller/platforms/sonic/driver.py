@@ -17,6 +17,17 @@ one per split-mode daemon file). Commands, in the order a replace commit sends t
 
 Any failure in 2-3 rolls back to the checkpoint and raises, and nothing is saved.
 
+Every command above that changes the switch runs under coreutils ``timeout`` on the switch,
+ended T = the command timeout less 10 s (:mod:`controller.drivers.switch_side`); a paramiko
+read timeout alone leaves it running (sshd signals nothing to a dropped channel's command).
+FRR's tools get it inside the bgp container (``docker exec bgp timeout -k 5 T ...``): ending
+``docker exec``'s client does not end its process there (moby/moby#14391, #35703); the
+container is Debian (sonic-buildimage ``dockers/docker-base-bookworm/Dockerfile.j2``), the
+host's ``timeout`` is used by sonic-utilities' ``scripts/fast-reboot``. Not bounded: reads,
+``systemctl restart bgp`` (systemd carries the restart out whatever befalls systemctl),
+``sonic-installer install`` (it prints its progress, so no idle timeout fires while it works,
+and an image cut off half-installed is worse than one installed late), the reboot.
+
 The candidate CONFIG_DB is partial; the full target handed to ``config replace`` is the running
 CONFIG_DB with every table the candidate names replaced by the candidate's table. In
 ``DEVICE_METADATA`` and ``PORT`` entries, fields the candidate does not set (mac, platform, ...)
@@ -41,7 +52,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from controller.drivers import common, sanitize, standard
+from controller.drivers import common, sanitize, standard, switch_side
 from controller.drivers.bundle import BundleError, pack, unpack
 from controller.drivers.sonic_family import SonicFamilyDriver
 from controller.drivers.types import EthernetSegmentState, HostRoute, MaintenanceState
@@ -90,7 +101,8 @@ class SonicDriver(SonicFamilyDriver):
     """NAPALM driver for community SONiC (see the module docstring for the exact commands).
 
     optional_args beyond the family's (``SonicFamilyDriver``): ``frr_container`` ("bgp"; ""
-    runs FRR tools on the host), ``command_timeout`` (seconds, 300).
+    runs FRR tools on the host), ``command_timeout`` (seconds; by default the driver's
+    ``timeout``, which dpctl sets from ``--command-timeout``).
     """
 
     platform = "sonic"
@@ -98,7 +110,8 @@ class SonicDriver(SonicFamilyDriver):
 
     def _read_options(self, args: dict[str, Any]) -> None:
         self.frr_container = str(args.get("frr_container", "bgp"))
-        self.command_timeout = float(args.get("command_timeout", 300))
+        timeout = args.get("command_timeout", self.timeout)
+        self.command_timeout = switch_side.seconds(self.hostname, "command_timeout", timeout)
         self._candidate: dict[str, str] | None = None
         self._replace = True
         self._checkpoint: str | None = None
@@ -133,14 +146,34 @@ class SonicDriver(SonicFamilyDriver):
     def _shell_outputs(self, commands: Sequence[str]) -> list[str]:
         return [self._run(command) for command in commands]
 
-    def _run(self, command: str, check: bool = True) -> str:
+    def _exec(self, command: str) -> tuple[str, int]:
+        """Output and exit status; a command ended on the switch by its bound (:meth:`_bounded`)
+        raises TimeoutError."""
+        began = time.monotonic()
         output, status = self._shell().run(command, self.command_timeout)
+        if self._bounded("") in command:
+            what = command.split(self._bounded(""), 1)[1]
+            seconds = time.monotonic() - began
+            switch_side.raise_if_ended(self.hostname, what, status, seconds, self.command_timeout)
+        return output, status
+
+    def _run(self, command: str, check: bool = True) -> str:
+        output, status = self._exec(command)
         if check and status != 0:
             raise CommandErrorException(f"{self.hostname}: `{command}` exited {status}: {output}")
         return output
 
-    def _frr(self, argv: str) -> str:
-        """A command line run where FRR lives (the bgp container on SONiC)."""
+    def _bounded(self, argv: str) -> str:
+        """``argv``, a command that changes the switch, bounded there (module docstring)."""
+        return switch_side.bounded(argv, switch_side.bound_s(self.command_timeout))
+
+    def _sudo(self, argv: str) -> str:
+        return f"sudo -n {self._bounded(argv)}"
+
+    def _frr(self, argv: str, bounded: bool = False) -> str:
+        """A command line run where FRR lives (the bgp container on SONiC); ``bounded``:
+        under the switch-side bound, inside the container."""
+        argv = self._bounded(argv) if bounded else argv
         if self.frr_container:
             return f"sudo -n docker exec {shlex.quote(self.frr_container)} {argv}"
         return f"sudo -n {argv}"
@@ -255,7 +288,7 @@ class SonicDriver(SonicFamilyDriver):
         return self._frr_reload
 
     def _save_rollback_point(self, name: str) -> None:
-        self._run(f"sudo -n config checkpoint {name}")
+        self._run(self._sudo(f"config checkpoint {name}"))
         for daemon in DAEMONS:
             self._put_frr_file(f"{name}.{daemon}", self._running_frr(daemon))
         self._checkpoint = name
@@ -264,33 +297,35 @@ class SonicDriver(SonicFamilyDriver):
         path = self._put_frr_file(f"candidate.{daemon}", text)
         name = daemon.removesuffix(".conf")
         if replace and self._has_frr_reload():
-            self._run(self._frr(f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"))
+            reload = f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"
+            self._run(self._frr(reload, bounded=True))
         else:
-            self._run(self._frr(f"vtysh -f {path}"))
+            self._run(self._frr(f"vtysh -f {path}", bounded=True))
 
     def _restore_commands(self, checkpoint: str) -> list[str]:
-        commands = [f"sudo -n config rollback {checkpoint}"]
+        commands = [self._sudo(f"config rollback {checkpoint}")]
         prefix = "/tmp/dpctl-" if self.frr_container else f"{REMOTE_DIR}/"
         for daemon in DAEMONS:
             path = f"{prefix}{checkpoint}.{daemon}"
             name = daemon.removesuffix(".conf")
             if self._has_frr_reload():
-                commands.append(self._frr(f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"))
+                reload = f"{FRR_RELOAD} --reload --stdout --daemon {name} {path}"
+                commands.append(self._frr(reload, bounded=True))
             else:
-                commands.append(self._frr(f"vtysh -f {path}"))
+                commands.append(self._frr(f"vtysh -f {path}", bounded=True))
         return commands
 
     def _save(self) -> None:
-        self._run("sudo -n config save -y")
-        self._run(self._frr("vtysh -c 'write memory'"))
+        self._run(self._sudo("config save -y"))
+        self._run(self._frr("vtysh -c 'write memory'", bounded=True))
 
     def _replace_config_db(self, path: str, target: dict[str, Any]) -> None:
         self._run(f"mkdir -p {REMOTE_DIR}")
         self._shell().put(path, dump_config_db(target))
-        output, status = self._shell().run(f"sudo -n config replace {path}", self.command_timeout)
+        output, status = self._exec(self._sudo(f"config replace {path}"))
         if status != 0 and "No such command" in output:
             # GCU missing (older images): `config load` merges on top of CONFIG_DB.
-            self._run(f"sudo -n config load -y {path}")
+            self._run(self._sudo(f"config load -y {path}"))
         elif status != 0:
             raise CommandErrorException(f"`config replace` exited {status}: {output}")
 
@@ -303,7 +338,7 @@ class SonicDriver(SonicFamilyDriver):
         checkpoint = f"dpctl-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
         try:
             self._save_rollback_point(checkpoint)
-        except CommandErrorException as exc:
+        except (CommandErrorException, TimeoutError) as exc:
             raise error(
                 f"{self.hostname}: could not save a rollback point, nothing applied: {exc}"
             ) from exc
@@ -313,7 +348,7 @@ class SonicDriver(SonicFamilyDriver):
                 self._replace_config_db(f"{REMOTE_DIR}/candidate.{CONFIG_DB}", target)
             for daemon, text in self._candidate_frr().items():
                 self._apply_frr(daemon, text, self._replace)
-        except CommandErrorException as exc:
+        except (CommandErrorException, TimeoutError) as exc:
             restored = self._try_restore(checkpoint)
             raise error(
                 f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
@@ -333,7 +368,7 @@ class SonicDriver(SonicFamilyDriver):
         try:
             for command in self._restore_commands(checkpoint):
                 self._run(command)
-        except CommandErrorException as exc:
+        except (CommandErrorException, TimeoutError) as exc:
             return f"ROLLBACK TO {checkpoint} FAILED ({exc})"
         return f"rolled back to {checkpoint}"
 
