@@ -137,11 +137,13 @@ class FakeSession:
         self.log: list[tuple[str, Any]] = []
         self.mode = "klish"
         self.reject: set[str] = set()  # config lines AsterNOS answers with an error
+        self.hang: set[str] = set()  # commands and config lines that give no prompt back
         self.overrides: dict[str, str] = {}
         self.alive = True
 
     def send_command(self, command_string: str, **kwargs: Any) -> str:
         self.log.append(("command", command_string))
+        self._hangs(command_string)
         if command_string == "system bash":
             self.mode = "bash"
             return ""
@@ -167,6 +169,7 @@ class FakeSession:
         output = ["configure terminal"]
         for line in sent:
             output.append(line)
+            self._hangs(line)
             if line in self.reject:
                 output.append("% Error: Invalid input detected at '^' marker.")
                 if pattern and re.search(pattern, "\n".join(output), flags=re.M):
@@ -175,8 +178,16 @@ class FakeSession:
                     )
         return "\n".join(output)
 
+    def _hangs(self, command: str) -> None:
+        """netmiko's answer to a command whose prompt does not come back in read_timeout."""
+        from netmiko.exceptions import ReadTimeout
+
+        if command in self.hang:
+            raise ReadTimeout(f"Pattern not detected: '#' in output.\n\n{command}\n")
+
     def save_config(self) -> str:
         self.log.append(("save", None))
+        self._hangs("write")
         return "write\nAre you sure to save the configuration? [y/N]: y\nSave succeeded"
 
     def is_alive(self) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from controller.drivers import common
+from controller.platforms.asternos.driver import AsterNOSDriver
+from controller.platforms.sonic.driver import SonicDriver
 from tests.drivers.conftest import MOCKED
 
 
@@ -103,3 +105,14 @@ def test_maintenance_spine_isolated_and_normal() -> None:
 def test_evpn_es_accepts_remote_only_and_empty() -> None:
     assert common.evpn_es([]) == []
     assert common.evpn_es([{"esi": "03:aa", "flags": ["remote"]}]) == []
+
+
+@pytest.mark.parametrize("value", ["later", 0, -1, None])
+@pytest.mark.parametrize(
+    ("driver", "option"), [(SonicDriver, "command_timeout"), (AsterNOSDriver, "read_timeout")]
+)
+def test_a_bad_timeout_option_is_refused(driver: type, option: str, value: object) -> None:
+    """controller/drivers/switch_side.py ``seconds``: the option named, and what it takes."""
+    with pytest.raises(ValueError) as caught:
+        driver("sw", "admin", None, optional_args={option: value})
+    assert str(caught.value) == f"sw: optional_args {option}={value!r}: a number of seconds above 0"

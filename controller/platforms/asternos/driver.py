@@ -21,6 +21,15 @@ A dpctl configuration for AsterNOS is one klish session text (``asternos.cli``).
    on success ``write`` (confirm ``y``).
 
 Merge commit skips the negations. ``revert_in`` is not supported (NotImplementedError).
+
+A command that gives no prompt back within ``read_timeout`` cannot be ended on the switch:
+AsterNOS's documents name no klish command or option that bounds one (research/asternos-cli.md
+section 1.1; the SONiC and FRR drivers run theirs under coreutils ``timeout``,
+:mod:`controller.drivers.switch_side`), and netmiko's read timeout only stops the reading.
+So the driver says the command may still be running there, closes the session (its
+hang-up may end what klish runs for it: UNVERIFIED, AsterNOS documents no such thing), types
+nothing more into it (no restore behind a busy CLI) and refuses a rollback from it: the
+operator checks the switch, then runs ``dpctl rollback`` from a new session.
 Getters: FRR JSON through klish (``show ip bgp summary json``, ``show ip route json``,
 ``show evpn es detail json``); facts, interfaces and LLDP from the SONiC shell underneath
 (``system bash``: ``show version``, ``show interfaces status``/``description``,
@@ -32,7 +41,8 @@ from __future__ import annotations
 import re
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -45,9 +55,9 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 from netmiko import ConnectHandler
-from netmiko.exceptions import ConfigInvalidException
+from netmiko.exceptions import ConfigInvalidException, ReadTimeout
 
-from controller.drivers import common, sanitize, standard
+from controller.drivers import common, sanitize, standard, switch_side
 from controller.drivers.bundle import unpack
 from controller.drivers.contract import ActionRefused
 from controller.drivers.sonic_family import SonicFamilyDriver
@@ -86,6 +96,21 @@ class CliSession(Protocol):
 
 
 SessionFactory = Callable[..., CliSession]
+
+GAVE_UP = (
+    "{host}: no prompt within {seconds:g} s after {what}: it MAY STILL BE RUNNING ON THE "
+    "SWITCH. AsterNOS documents no way to bound a klish command on the switch, so dpctl "
+    "closed the session (its hang-up may end the command: unverified on AsterNOS) and sends "
+    "nothing more, no rollback either. Check the switch: `show running-config` against the "
+    "backup dpctl saved, until it stops changing; then, if needed, "
+    "`dpctl rollback -f FILE --device {host}`"
+)
+CLOSED = (
+    "{host}: nothing more is sent from this session, no rollback either: {what} gave no "
+    "prompt back and may still be running on the switch, and a command now would run behind "
+    "or alongside it. Check the switch (`show running-config` against the backup dpctl "
+    "saved), then `dpctl rollback -f FILE --device {host}` from a new session"
+)
 
 
 def _netmiko_session(**params: Any) -> CliSession:
@@ -152,7 +177,9 @@ class AsterNOSDriver(SonicFamilyDriver):
         self.ssh_config_file: str | None = args.get("ssh_config_file")
         self.checkpoint_dir: str | None = args.get("checkpoint_dir")
         self.error_pattern = str(args.get("error_pattern", ERROR_PATTERN))
-        self.read_timeout = float(args.get("read_timeout", 300))
+        timeout = args.get("read_timeout", self.timeout)
+        self.read_timeout = switch_side.seconds(self.hostname, "read_timeout", timeout)
+        self.gave_up: str | None = None  # the command a read timeout left on the switch
         self._candidate: str | None = None
         self._replace = True
         self._rollback_text: str | None = None
@@ -180,6 +207,10 @@ class AsterNOSDriver(SonicFamilyDriver):
             ssh_config_file=self.ssh_config_file,
         )
 
+    def open(self) -> None:
+        self.gave_up = None  # a new session: the caller checked the switch (GAVE_UP)
+        super().open()
+
     def _disconnect(self, session: CliSession) -> None:
         session.disconnect()
 
@@ -187,32 +218,50 @@ class AsterNOSDriver(SonicFamilyDriver):
         return session.is_alive()
 
     def _cli(self) -> CliSession:
+        if self.gave_up is not None:
+            raise CommandErrorException(CLOSED.format(host=self.hostname, what=self.gave_up))
         session: CliSession = self._require_session()
         return session
+
+    @contextmanager
+    def _waiting(self, what: str) -> Iterator[None]:
+        """A read timeout in the block: the session closed, the command named (class doc)."""
+        try:
+            yield
+        except ReadTimeout as exc:
+            self.gave_up = what
+            self.close()
+            raise TimeoutError(
+                GAVE_UP.format(host=self.hostname, seconds=self.read_timeout, what=what)
+            ) from exc
 
     def _shell_outputs(self, commands: Sequence[str]) -> list[str]:
         return self._bash(commands)
 
     def _show(self, command: str) -> str:
-        output = str(self._cli().send_command(command, read_timeout=self.read_timeout))
+        with self._waiting(f"`{command}`"):
+            output = str(self._cli().send_command(command, read_timeout=self.read_timeout))
         if re.search(self.error_pattern, output, flags=re.M):
             raise CommandErrorException(f"{self.hostname}: `{command}` failed: {output.strip()}")
         return output
 
     def _bash(self, commands: Sequence[str]) -> list[str]:
-        """Run commands in the SONiC shell under klish (``system bash``), then go back."""
-        self._cli().send_command("system bash", expect_string=BASH_PROMPT)
+        """Run commands in the SONiC shell under klish (``system bash``), then go back (not
+        after a read timeout: the command still holds the shell, the session is closed)."""
+        outputs: list[str] = []
+        with self._waiting("`system bash`"):
+            self._cli().send_command("system bash", expect_string=BASH_PROMPT)
         try:
-            return [
-                str(
-                    self._cli().send_command(
-                        c, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
+            for command in commands:
+                with self._waiting(f"`{command}` in `system bash`"):
+                    output = self._cli().send_command(
+                        command, expect_string=BASH_PROMPT, read_timeout=self.read_timeout
                     )
-                )
-                for c in commands
-            ]
+                outputs.append(str(output))
         finally:
-            self._cli().send_command("exit", expect_string=KLISH_PROMPT)
+            if self.gave_up is None:
+                self._cli().send_command("exit", expect_string=KLISH_PROMPT)
+        return outputs
 
     # ---------------------------------------------------------------- candidate
 
@@ -260,9 +309,10 @@ class AsterNOSDriver(SonicFamilyDriver):
 
     def _push(self, commands: list[str]) -> None:
         try:
-            self._cli().send_config_set(
-                commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
-            )
+            with self._waiting(f"a configuration session of {len(commands)} lines"):
+                self._cli().send_config_set(
+                    commands, error_pattern=self.error_pattern, read_timeout=self.read_timeout
+                )
         except ConfigInvalidException as exc:
             raise CommandErrorException(str(exc)) from exc
 
@@ -296,7 +346,12 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: commit rejected ({exc}); {restored}; nothing saved"
             ) from exc
         self._candidate = None
-        self._cli().save_config()
+        self._save()
+
+    def _save(self) -> None:
+        """``write``, answered ``y`` (netmiko's save_config)."""
+        with self._waiting("`write`"):
+            self._cli().save_config()
 
     def _restore(self, saved: str) -> str:
         try:
@@ -309,7 +364,7 @@ class AsterNOSDriver(SonicFamilyDriver):
         if self._rollback_text is None:
             raise CommandErrorException("nothing to roll back: no commit in this session")
         self._push(self._commands(self._running(), self._rollback_text, replace=True, saved=True))
-        self._cli().save_config()
+        self._save()
 
     def _restart_routing(self) -> None:
         raise ActionRefused(self.hostname, NOT_DOCUMENTED.format(action="a routing restart"))
@@ -337,7 +392,7 @@ class AsterNOSDriver(SonicFamilyDriver):
                 f"{self.hostname}: a saved AsterNOS config holds only {MAIN_FILE}"
             )
         self._push(self._commands(self._running(), files[MAIN_FILE], replace=True, saved=True))
-        self._cli().save_config()
+        self._save()
 
     # ----------------------------------------------------------------- getters
 
@@ -373,14 +428,12 @@ class AsterNOSDriver(SonicFamilyDriver):
             raise CommandErrorException(
                 f"{self.hostname}: AsterNOS cli runs klish `show` commands only, not {refused}"
             )
-        return {
-            command: standard.cli_output(
-                command,
-                str(self._cli().send_command(command, read_timeout=self.read_timeout)),
-                encoding,
-            )
-            for command in commands
-        }
+        outputs = {}
+        for command in commands:
+            with self._waiting(f"`{command}`"):
+                output = self._cli().send_command(command, read_timeout=self.read_timeout)
+            outputs[command] = standard.cli_output(command, str(output), encoding)
+        return outputs
 
     def _vtysh_outputs(self, commands: Sequence[str]) -> list[str]:
         """FRR's vtysh in the bgp container, through the SONiC shell (``system bash``): the
