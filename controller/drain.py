@@ -1,10 +1,12 @@
 """Day-2 drain and undrain of a leaf, with pre-checks and an impact report before acting.
 
-Drain: (1) graceful-shutdown, so the plane prefers other paths where it has any; (2,
-optional, ``hosts_first``) the servers behind the leaf release their ports to it from their
-bonds through Ansible, so they move their own flows to the other plane before the switch
-takes the ports away; (3) isolate: host /32s withdrawn and host-facing ports down (the
-servers behind it go single-plane); (4) verify. Undrain reverses it and holds the host
+Drain: (1) graceful-shutdown, so the plane prefers other paths where it has any; (2)
+handed-off, where the leaf has a pair to hand to (``controller.handoff``): the leaf routes
+what it receives for its own servers through its pair, and the drain waits until it does;
+(3, optional, ``hosts_first``) the servers behind the leaf release their ports to it from
+their bonds through Ansible, so they move their own flows to the other plane before the
+switch takes the ports away; (4) isolate: host /32s withdrawn and host-facing ports down (the
+servers behind it go single-plane); (5) verify. Undrain reverses it and holds the host
 ports down until the leaf's BGP sessions are up again (lab-facts: hosts switching back at
 once lost 3.3 s), then brings them up, and last (``hosts_first``) the servers' ports.
 Each step is a deploy of that one leaf with its maintenance state. The whole drain or undrain
@@ -33,6 +35,7 @@ from controller.connection import build_nornir
 from controller.deploy import DeviceOutcome, deploy
 from controller.errors import DpctlError
 from controller.facts import Fabric, Maintenance
+from controller.handoff import hand_off_applies, wait_until_handed_off
 from controller.hosts import HostsResult, set_leaf_facing_ports
 from controller.opstate import StateFolder
 from controller.platforms.connection_plugin import CONNECTION_NAME
@@ -264,13 +267,17 @@ def _prepare(fabric: Fabric, leaf: str, action: str) -> DrainReport:
 
 
 DRAIN_STEPS: dict[Maintenance, tuple[Maintenance, ...]] = {
-    "none": ("graceful-shutdown", "isolated"),
-    "graceful-shutdown": ("isolated",),
+    "none": ("graceful-shutdown", "handed-off", "isolated"),
+    "graceful-shutdown": ("handed-off", "isolated"),
+    "handed-off": ("isolated",),
     "returning": ("isolated",),  # host ports are down already: no bounce through GS
     "isolated": (),
 }
+BEFORE_HOSTS: tuple[Maintenance, ...] = ("graceful-shutdown", "handed-off")
+"""The switch steps a drain takes before the servers release their ports."""
 UNDRAIN_STEPS: dict[Maintenance, tuple[Maintenance, ...]] = {
     "isolated": ("returning", "none"),
+    "handed-off": ("returning", "none"),
     "graceful-shutdown": ("returning", "none"),
     "returning": ("none",),
     "none": ("none",),  # only reached with a step open: settle the leaf in service
@@ -281,10 +288,12 @@ class UndrainRefused(DpctlError):
     """The leaf is in service: there is nothing to undrain, and nothing was changed."""
 
 
-def drain_steps(current: opstate.LeafState) -> tuple[Maintenance, ...]:
+def drain_steps(current: opstate.LeafState, hand_off: bool = True) -> tuple[Maintenance, ...]:
     """The switch steps a drain still has to take from the leaf's recorded state (pure); an
-    open step is redone from the last committed state."""
-    return DRAIN_STEPS[current.state]
+    open step is redone from the last committed state. Without ``hand_off`` (a spine, a leaf
+    with no pair path: ``controller.handoff``) there is no handed-off step."""
+    steps = DRAIN_STEPS[current.state]
+    return steps if hand_off else tuple(s for s in steps if s != "handed-off")
 
 
 def undrain_steps(leaf: str, current: opstate.LeafState) -> tuple[Maintenance, ...]:
@@ -324,7 +333,8 @@ def drain_held(
     if op.fabric.switch_by_name.get(name) and op.fabric.switch_by_name[name].role == "spine":
         report = _prepare_spine(op.fabric, name, "drain")
         book = op.state.leaf_states(op.fabric)
-        if _switch_steps(op, report, drain_steps(book.get(name, opstate.LeafState()))):
+        steps = drain_steps(book.get(name, opstate.LeafState()), hand_off=False)
+        if _switch_steps(op, report, steps):
             _finish(op, report)
         return report
     return _drain_locked(op, _prepare(op.fabric, name, "drain"), False, force, hosts_first)
@@ -373,7 +383,8 @@ def _drain_locked(
 ) -> DrainReport:
     leaf = report.leaf
     book = op.state.leaf_states(op.fabric)
-    steps = drain_steps(book.get(leaf, opstate.LeafState()))
+    hand_off = hand_off_applies(op.fabric, leaf)
+    steps = drain_steps(book.get(leaf, opstate.LeafState()), hand_off)
     report.impact.insert(0 if hosts_first else len(report.impact), host_side(report, hosts_first))
     partner_state = _partner_state(op, report.partner)
     report.refusals = pre_checks(op.fabric, leaf, partner_state, opstate.committed(book))
@@ -385,15 +396,39 @@ def _drain_locked(
         return report
     # graceful-shutdown first even with the host step: the plane stops sending to the leaf
     # before its servers take their ports away (host step first lost 2.2 s of the flows
-    # into the leaf with cross-plane protection, switch step first none: failure matrix)
-    first = tuple(s for s in steps if s == "graceful-shutdown")
+    # into the leaf with cross-plane protection, switch step first none: failure matrix);
+    # then the leaf hands what its own servers send each other to its pair
+    first = tuple(s for s in steps if s in BEFORE_HOSTS)
     if not _switch_steps(op, report, first):
+        return report
+    if hand_off and "isolated" in steps and not _handed_off(op, report):
         return report
     if hosts_first and not _host_step(op, report, "down"):
         return report
-    if not _switch_steps(op, report, tuple(s for s in steps if s != "graceful-shutdown")):
+    if not _switch_steps(op, report, tuple(s for s in steps if s not in BEFORE_HOSTS)):
         return report
     return _finish(op, report)
+
+
+def _handed_off(op: Operation, report: DrainReport) -> bool:
+    """Wait until the leaf routes every server behind it through its pair; a leaf that does
+    not stops the drain there (handed-off: the servers still use it)."""
+    name = "servers reached through the pair"
+    op.tell(report.leaf, name)
+    started = time.monotonic()
+    check = wait_until_handed_off(op.fabric, op.access, report.leaf)
+    report.steps.append(
+        {
+            "state": name,
+            "ok": check.ok,
+            "error": None
+            if check.ok
+            else f"{report.leaf} still delivers to its servers itself ({check.found}); the "
+            "servers keep their ports to it: dpctl drain again once its routes go via the pair",
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    )
+    return check.ok
 
 
 def undrain(

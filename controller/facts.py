@@ -17,10 +17,13 @@ from controller.sizing import Sizing
 
 LinkKind = Literal["host", "fabric", "aux"]
 SwitchRole = Literal["leaf", "spine"]
-Maintenance = Literal["none", "graceful-shutdown", "isolated", "returning"]
-"""A switch's drain state: in service, preferring other paths (graceful-shutdown), out of
-service (isolated: host /32s withdrawn, host ports down), or coming back (returning: host
-ports held down until its BGP is up). The operator state records it; rendering formats it."""
+Maintenance = Literal["none", "graceful-shutdown", "handed-off", "isolated", "returning"]
+"""A switch's drain state: in service, preferring other paths (graceful-shutdown), its own
+servers reached through its pair (handed-off: graceful-shutdown, and the leaf routes what it
+receives for the servers behind it over the AUX link instead of delivering it, so that the
+servers can leave it), out of service (isolated: host /32s withdrawn, host ports down), or
+coming back (returning: host ports held down until its BGP is up). The operator state
+records it; rendering formats it."""
 
 CABLING_COLUMNS = (
     "a_device",

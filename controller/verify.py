@@ -197,6 +197,31 @@ def check_host_routes(
     )
 
 
+def check_hosts_via_pair(fabric: Fabric, name: str, state: dict[str, Any]) -> Check:
+    """On a handed-off leaf: the /32 of every NIC behind it selected through its AUX link
+    (to its pair), not delivered by the leaf itself."""
+    aux = {
+        link.a_port if link.a_device == name else link.z_port
+        for link in fabric.links_by_device.get(name, [])
+        if link.kind == "aux"
+    }
+    routes = {r["prefix"]: r for r in state["routes"] if r["selected"]}
+    wrong: dict[str, Any] = {}
+    nics = [n for s in fabric.servers for n in s.nics if name in n.leaves]
+    for nic in nics:
+        prefix = f"{nic.ip}/32"
+        hops = sorted(routes[prefix]["nexthops"]) if prefix in routes else []
+        if not hops or not set(hops) <= aux:
+            wrong[prefix] = {"via": hops or "no route", "expected": sorted(aux)}
+    return Check(
+        name,
+        "hosts-via-pair",
+        bool(aux) and not wrong,
+        f"{len(nics)} NIC /32s behind it, each via its AUX link {', '.join(sorted(aux))}",
+        wrong if wrong else ("all via the pair" if aux else "no AUX link"),
+    )
+
+
 def check_segments(
     fabric: Fabric, states: dict[str, dict[str, Any]], drained: Mapping[str, str] | None = None
 ) -> list[Check]:
@@ -289,9 +314,19 @@ def check_roce_lb(fabric: Fabric, device: DeviceConfig, state: dict[str, Any]) -
 POLICY_OF = {
     "none": "none",
     "graceful-shutdown": "graceful-shutdown",
+    "handed-off": "handed-off",
     "isolated": "isolated",
     "returning": "none",
 }
+
+
+def maintenance_found(m: Mapping[str, bool]) -> str:
+    """The drain policy a switch shows, as POLICY_OF names it (from get_maintenance)."""
+    if m["isolated"]:
+        return "isolated"
+    if m["graceful_shutdown"]:
+        return "handed-off" if m.get("hosts_via_pair") else "graceful-shutdown"
+    return "none"
 
 
 def check_maintenance(
@@ -304,10 +339,7 @@ def check_maintenance(
     """The switch's drain policy as recorded; a drain/undrain step left open fails the check
     whatever the switch shows (the record must be settled by finishing the step)."""
     want = POLICY_OF[drained.get(name, "none")]
-    m = state["maintenance"]
-    found = (
-        "isolated" if m["isolated"] else ("graceful-shutdown" if m["graceful_shutdown"] else "none")
-    )
+    found = maintenance_found(state["maintenance"])
     if open_step is not None and open_step.pending is not None:
         return Check(
             name,
@@ -338,9 +370,21 @@ def device_checks(
     ]
     if device.role == "leaf":
         checks.append(check_host_ports(fabric, name, state, drained))
+        if drained.get(name) == "handed-off":
+            checks.append(check_hosts_via_pair(fabric, name, state))
     else:
         checks.append(check_host_routes(fabric, name, state, drained))
     return checks + check_roce_lb(fabric, device, state)
+
+
+def read_one(fabric: Fabric, access: FabricAccess, name: str) -> dict[str, Any] | Check:
+    """One switch's state as verify reads it, or its failed "reachable" check."""
+    nr = build_nornir(fabric, [name], access.switches)
+    try:
+        result = nr.run(task=collect, evpn=fabric.intent.dual_leaf_mode == "evpn-mh")[name][0]
+    finally:
+        nr.close_connections(on_good=True, on_failed=True)
+    return unreachable(name, result) if result.failed else dict(result.result)
 
 
 def unreachable(name: str, result: Result) -> Check:

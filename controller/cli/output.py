@@ -116,6 +116,7 @@ def verify_summary(checks: Sequence[Any], title: str) -> RenderableType:
 
 STEP_NAMES = {
     "graceful-shutdown": "graceful-shutdown (routes withdrawn, sessions kept)",
+    "handed-off": "handed-off (its servers reached through its pair, host ports still up)",
     "isolated": "isolated (sessions and host ports down)",
     "returning": "returning (policy back, host ports held down until BGP is up)",
     "none": "in service (host ports up, normal policy)",

@@ -352,7 +352,20 @@ def maintenance_state(running: str) -> MaintenanceState:
         entries and all(matches == {LOOPBACK_PREFIX_LIST} for matches in entries)
         for entries in permits.values()
     )
-    return MaintenanceState(graceful_shutdown=graceful, isolated=isolated)
+    return MaintenanceState(
+        graceful_shutdown=graceful, isolated=isolated, hosts_via_pair=_hosts_via_pair(tree)
+    )
+
+
+HOSTS_IMPORT_ROUTE_MAP = "RM-HOSTS-IMPORT"
+
+
+def _hosts_via_pair(tree: list[Node]) -> bool:
+    """A ``deny`` entry in the host routes' import route-map: the form dpctl renders for a
+    leaf handed off to its pair (its zebra imports no host routes then, either)."""
+    return any(
+        node.line.split()[:3] == ["route-map", HOSTS_IMPORT_ROUTE_MAP, "deny"] for node in tree
+    )
 
 
 # ------------------------------------------------------------------------------------- QoS

@@ -25,6 +25,9 @@ class EthernetSegmentState(TypedDict):
 class MaintenanceState(TypedDict):
     graceful_shutdown: bool
     isolated: bool
+    hosts_via_pair: bool
+    """The leaf's host routes denied to BGP and not imported by zebra: it reaches its own
+    servers through its pair (drain state handed-off, and isolated)."""
 
 
 class QosState(TypedDict):

@@ -10,6 +10,8 @@ from controller.facts import Fabric, Maintenance, Switch
 from controller.render.interfaces import Interface
 
 ARP_HOST_TABLE = 100
+HANDS_OFF: tuple[str, ...] = ("handed-off", "isolated")
+"""Drain states in which a leaf reaches its own servers through its pair."""
 """Kernel table the ARP-to-host-route watcher fills and zebra imports (lab-facts: FRR has no
 'redistribute neighbor'; ip import-table + redistribute table worked)."""
 PEER_GROUP = {"uplink": "SPINES", "fabric": "LEAVES", "aux": "PAIR"}
@@ -105,6 +107,18 @@ class Bgp:
     routes within 11 s. Zebra keeps the crashed bgpd's routes either way (preserve-fw-state),
     so the restart keeps forwarding; the spines still keep the leaf's routes as stale until
     its End-of-RIB."""
+    zebra_imports_hosts: bool = True
+    """False while the leaf is handed off (``HANDS_OFF``): zebra does not import the
+    ARP-to-host table (no ``ip import-table``), so the pair's routes over the AUX link
+    (RM-PAIR-IN) are the ones installed, and RM-HOSTS-IMPORT denies the host routes to BGP
+    as well. Zebra's import wins over BGP (distance 15 against 20), and bgpd keeps a route it
+    redistributes as best (weight 32768): both must go. The agent's table itself is kept,
+    so the import comes back at once when the leaf returns. Raising the import's distance
+    instead (``ip import-table 100 distance 250``) worked by hand, but FRR's frr-reload.py
+    drops that change as an old syntax (8.4.4, "ip import-table no longer accepts
+    distance"), so no deploy could apply it. Measured in the lab (2026-12-07, dual-ARP, FRR
+    8.4.4): without the import and with the deny, the leaf's kernel routes a server's /32 via
+    the AUX link."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +214,9 @@ def _route_maps(
     spines_out = [RouteMapEntry(10, "permit", "PL-LOOPBACK")]
     if not isolated:
         spines_out.append(RouteMapEntry(20, "permit", "PL-HOSTS", match_as_path=LOCAL_AS_PATH))
+    hosts_import: Literal["permit", "deny"] = "deny" if maintenance in HANDS_OFF else "permit"
     maps += [
-        RouteMap("RM-HOSTS-IMPORT", (RouteMapEntry(10, "permit", "PL-HOSTS"),)),
+        RouteMap("RM-HOSTS-IMPORT", (RouteMapEntry(10, hosts_import, "PL-HOSTS"),)),
         _fabric_in("RM-SPINES-IN"),
         RouteMap("RM-SPINES-OUT", tuple(spines_out)),
     ]
@@ -264,7 +279,8 @@ def build_bgp(
         if switch.role == "leaf" and intent.dual_leaf_mode == "evpn-mh"
         else (),
         import_host_table=ARP_HOST_TABLE if switch.role == "leaf" else None,
-        graceful_shutdown=maintenance in ("graceful-shutdown", "isolated"),
+        graceful_shutdown=maintenance in ("graceful-shutdown", *HANDS_OFF),
+        zebra_imports_hosts=maintenance not in HANDS_OFF,
         wcmp=intent.load_balancing.mode == "wcmp",
         graceful_restart=True,
     )

@@ -138,10 +138,11 @@ def test_frr_maintenance_from_real_frr() -> None:
     assert frr_driver("p1-g1-leaf1").dpctl.get_maintenance() == {
         "graceful_shutdown": False,
         "isolated": False,
+        "hosts_via_pair": False,
     }
     assert frr_driver("p1-g1-leaf1-isolated").dpctl.get_maintenance()["isolated"] is True
     gshut = frr_driver("p1-spine1-gshut").dpctl.get_maintenance()
-    assert gshut == {"graceful_shutdown": True, "isolated": False}
+    assert gshut == {"graceful_shutdown": True, "isolated": False, "hosts_via_pair": False}
 
 
 def test_frr_facts_types() -> None:

@@ -119,10 +119,18 @@ def test_get_host_routes_and_evpn_es(asternos: Any) -> None:
 
 
 def test_get_maintenance(asternos: Any) -> None:
-    assert asternos.dpctl.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
+    assert asternos.dpctl.get_maintenance() == {
+        "graceful_shutdown": False,
+        "isolated": False,
+        "hosts_via_pair": False,
+    }
     isolated = (MOCKED / "asternos" / "show_running_config_isolated.txt").read_text()
     asternos.fake.overrides["show running-config"] = isolated
-    assert asternos.dpctl.get_maintenance() == {"graceful_shutdown": True, "isolated": True}
+    assert asternos.dpctl.get_maintenance() == {
+        "graceful_shutdown": True,
+        "isolated": True,
+        "hosts_via_pair": False,
+    }
 
 
 def test_get_config(asternos: Any) -> None:

@@ -97,9 +97,29 @@ def test_maintenance_spine_isolated_and_normal() -> None:
         "route-map RM-LEAVES-OUT permit 10\n match ip address prefix-list PL-LOOPBACK\nexit\n"
     )
     normal = "route-map RM-LEAVES-OUT permit 10\n match ip address prefix-list PL-FABRIC\nexit\n"
-    assert common.maintenance_state(isolated) == {"graceful_shutdown": False, "isolated": True}
+    assert common.maintenance_state(isolated) == {
+        "graceful_shutdown": False,
+        "isolated": True,
+        "hosts_via_pair": False,
+    }
     assert common.maintenance_state(normal)["isolated"] is False
     assert common.maintenance_state("")["isolated"] is False  # no fabric maps: not isolated
+
+
+@pytest.mark.parametrize(
+    ("text", "via_pair"),
+    [
+        ("route-map RM-HOSTS-IMPORT deny 10\n match ip address prefix-list PL-HOSTS\nexit\n", True),
+        (
+            "route-map RM-HOSTS-IMPORT permit 10\n match ip address prefix-list PL-HOSTS\nexit\n",
+            False,
+        ),
+        ("route-map RM-OTHER deny 10\nexit\n", False),
+        ("", False),
+    ],
+)
+def test_maintenance_hosts_via_pair_from_the_import_route_map(text: str, via_pair: bool) -> None:
+    assert common.maintenance_state(text)["hosts_via_pair"] is via_pair
 
 
 def test_evpn_es_accepts_remote_only_and_empty() -> None:

@@ -150,7 +150,11 @@ def test_get_evpn_es(sonic: Any) -> None:
 
 
 def test_get_maintenance(sonic: Any) -> None:
-    assert sonic.dpctl.get_maintenance() == {"graceful_shutdown": False, "isolated": False}
+    assert sonic.dpctl.get_maintenance() == {
+        "graceful_shutdown": False,
+        "isolated": False,
+        "hosts_via_pair": False,
+    }
 
 
 def test_get_config_bundles_config_db_and_frr(sonic: Any) -> None:

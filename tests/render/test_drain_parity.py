@@ -22,7 +22,7 @@ from controller.facts import Maintenance
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
 from controller.render.engine import render_fabric
-from controller.verify import POLICY_OF, PORTS_DOWN
+from controller.verify import POLICY_OF, PORTS_DOWN, maintenance_found
 
 SMALL = Path(__file__).resolve().parent.parent / "golden" / "intents" / "cx732q-small.yaml"
 LEAF = "p1-g1-leaf1"
@@ -97,10 +97,7 @@ def test_host_ports_follow_the_drain_state(platform: str, state: str, mode: str)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_policy_reads_back_as_verify_expects(platform: str, state: str, mode: str) -> None:
     m = maintenance_state(routing_text(platform, rendered(platform, mode, state)))
-    found = (
-        "isolated" if m["isolated"] else ("graceful-shutdown" if m["graceful_shutdown"] else "none")
-    )
-    assert found == POLICY_OF[state]
+    assert maintenance_found(m) == POLICY_OF[state]
 
 
 @pytest.mark.parametrize("mode", MODES)

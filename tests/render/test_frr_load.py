@@ -7,6 +7,7 @@ import yaml
 
 from controller.generator import build_fabric
 from controller.intent import intent_from_data
+from controller.render.bgp import HANDS_OFF
 from controller.render.device import Maintenance, build_device
 from controller.render.engine import render_fabric
 from tests.conftest import INVENTORY
@@ -33,7 +34,9 @@ def test_rendered_frr_conf_loads_into_running_frr(mode: str, variant: str) -> No
     fabric = build_fabric(intent_from_data({**data, **VARIANTS[variant]}))
     # The variant also renders one leaf and one spine in maintenance (drain policy on).
     maintenance: dict[str, Maintenance] = (
-        {"p1-g1-leaf1": "isolated", "p1-spine1": "graceful-shutdown"} if VARIANTS[variant] else {}
+        {"p1-g1-leaf1": "isolated", "p1-g1-leaf2": "handed-off", "p1-spine1": "graceful-shutdown"}
+        if VARIANTS[variant]
+        else {}
     )
     rendered = render_fabric(fabric, maintenance=maintenance)
     ports = {
@@ -53,6 +56,8 @@ def test_rendered_frr_conf_loads_into_running_frr(mode: str, variant: str) -> No
                 line = f"neighbor {neighbor.interface} interface peer-group {neighbor.peer_group}"
                 assert line in running, f"{name}: {line!r} missing after load"
             assert f"router bgp {device.bgp.asn}" in running
+            imports = "ip import-table 100" in running
+            assert imports == (device.role == "leaf" and maintenance.get(name) not in HANDS_OFF)
             if device.segments:
                 assert f"evpn mh es-sys-mac {device.segments[0].es_sys_mac}" in running
 

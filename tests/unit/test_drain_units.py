@@ -6,11 +6,20 @@ from typing import Any
 
 import pytest
 
-from controller.drain import DrainReport, host_side, impact, pre_checks, servers_behind
+from controller.drain import (
+    DrainReport,
+    drain_steps,
+    host_side,
+    impact,
+    pre_checks,
+    servers_behind,
+)
 from controller.facts import Fabric
 from controller.generator import build_fabric
+from controller.handoff import hand_off_applies
 from controller.hosts import leaf_facing_ports
 from controller.intent import intent_from_data, load_intent
+from controller.opstate import LeafState
 from tests.conftest import INVENTORY
 
 LEAF, PARTNER = "p1-g1-leaf1", "p2-g1-leaf1"
@@ -103,3 +112,19 @@ def test_impact_names_the_host_side_and_what_the_switch_side_alone_costs() -> No
 def test_the_host_step_and_the_pre_checks_see_the_same_servers() -> None:
     fabric = _fabric()
     assert sorted(leaf_facing_ports(fabric, LEAF)) == servers_behind(fabric, LEAF)
+
+
+@pytest.mark.parametrize(
+    ("protection", "name", "applies"),
+    [(True, LEAF, True), (False, LEAF, False), (True, "p1-spine1", False)],
+)
+def test_a_drain_hands_off_only_a_leaf_whose_pair_can_take_its_servers(
+    protection: bool, name: str, applies: bool
+) -> None:
+    """Without cross-plane protection the pair has no route for the leaf's servers to give,
+    and a spine has no servers: no handed-off step (its deploy would change nothing useful)."""
+    fabric = _fabric(cross_plane_protection=protection)
+    assert hand_off_applies(fabric, name) is applies
+    steps = drain_steps(LeafState(), hand_off=hand_off_applies(fabric, name))
+    assert ("handed-off" in steps) is applies
+    assert steps[0] == "graceful-shutdown" and steps[-1] == "isolated"

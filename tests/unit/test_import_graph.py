@@ -108,6 +108,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.deploy",
             "controller.rollback",
             "controller.verify",
+            "controller.handoff",
             "controller.drain",
             "controller.hosts",
             "controller.ansible_inventory",

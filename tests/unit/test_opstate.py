@@ -174,9 +174,16 @@ def test_undrain_of_leaf_in_service_refused_changing_nothing(shared: Path) -> No
 
 
 def test_drain_steps_from_recorded_state() -> None:
-    assert drain_steps(LeafState()) == ("graceful-shutdown", "isolated")
-    assert drain_steps(LeafState("none", "graceful-shutdown")) == ("graceful-shutdown", "isolated")
-    assert drain_steps(LeafState("graceful-shutdown", "isolated")) == ("isolated",)
+    assert drain_steps(LeafState()) == ("graceful-shutdown", "handed-off", "isolated")
+    assert drain_steps(LeafState(), hand_off=False) == ("graceful-shutdown", "isolated")
+    assert drain_steps(LeafState("none", "graceful-shutdown")) == (
+        "graceful-shutdown",
+        "handed-off",
+        "isolated",
+    )
+    assert drain_steps(LeafState("graceful-shutdown", "isolated")) == ("handed-off", "isolated")
+    assert drain_steps(LeafState("handed-off", "isolated")) == ("isolated",)
+    assert drain_steps(LeafState("graceful-shutdown"), hand_off=False) == ("isolated",)
     assert drain_steps(LeafState("isolated")) == ()
     assert drain_steps(LeafState("returning")) == ("isolated",)  # no host-port bounce
 

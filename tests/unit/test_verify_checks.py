@@ -21,6 +21,7 @@ from controller.verify import (
     NotADpctlDriver,
     check_bgp,
     check_host_routes,
+    check_hosts_via_pair,
     check_lldp,
     check_loopbacks,
     check_maintenance,
@@ -165,6 +166,38 @@ def _segments_state(fabric: Fabric, df: dict[str, bool], up: bool = True) -> dic
             ]
         }
     return states
+
+
+def handed_off_routes(fabric: Fabric, leaf: str, via: str) -> dict[str, Any]:
+    """A leaf's selected /32 for every NIC behind it, all leaving through ``via``."""
+    nics = [n for s in fabric.servers for n in s.nics if leaf in n.leaves]
+    return {
+        "routes": [
+            {"prefix": f"{n.ip}/32", "protocol": "bgp", "nexthops": [via], "selected": True}
+            for n in nics
+        ]
+    }
+
+
+def test_hosts_via_pair_passes_through_the_aux_link_and_names_a_local_route() -> None:
+    fabric = fabric_of("dual-arp")  # cross-plane protection: the leaf has its AUX link
+    leaf = "p2-g1-leaf1"
+    aux = build_device(fabric, leaf).aux
+    assert aux is not None
+    assert check_hosts_via_pair(fabric, leaf, handed_off_routes(fabric, leaf, aux.name)).ok
+    state = handed_off_routes(fabric, leaf, aux.name)
+    state["routes"][0]["nexthops"] = ["vlan1001"]  # still delivered by the leaf itself
+    last = state["routes"].pop()["prefix"]  # and one server without any route
+    check = check_hosts_via_pair(fabric, leaf, state)
+    assert not check.ok and check.check == "hosts-via-pair"
+    first = state["routes"][0]["prefix"]
+    assert check.found[first] == {"via": ["vlan1001"], "expected": [aux.name]}
+    assert check.found[last]["via"] == "no route"
+
+
+def test_hosts_via_pair_fails_on_a_leaf_without_an_aux_link(lab: Fabric) -> None:
+    check = check_hosts_via_pair(lab, "p2-g1-leaf1", handed_off_routes(lab, "p2-g1-leaf1", "x"))
+    assert not check.ok and check.found["10.100.0.2/32"]["expected"] == []
 
 
 def test_segment_without_designated_forwarder_fails() -> None:
