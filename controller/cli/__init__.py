@@ -57,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "drain": (
         "controller.cli.drain",
-        "Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify.",
+        "Drain a leaf: impact report, pre-checks, graceful-shutdown, hand-off, isolate, verify.",
     ),
     "undrain": (
         "controller.cli.undrain",

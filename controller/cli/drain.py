@@ -31,9 +31,10 @@ HostsFirstOpt = Annotated[
     bool,
     typer.Option(
         "--hosts-first",
-        help="Drain: after graceful-shutdown, the servers behind the leaf release their ports "
-        "to it from their bonds (Ansible, as `dpctl hosts`) before the switch isolates it, so "
-        "no packet is caught on a port going down; undrain: they put them back last.",
+        help="Drain: after graceful-shutdown and the hand-off to the pair, the servers behind "
+        "the leaf release their ports to it from their bonds (Ansible, as `dpctl hosts`) "
+        "before the switch isolates it, so no packet is caught on a port going down; "
+        "undrain: they put them back last.",
     ),
 ]
 
@@ -62,10 +63,11 @@ def drain(
     target: TargetOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
-    """Drain a leaf: impact report, pre-checks, graceful-shutdown, isolate, verify.
+    """Drain a leaf: impact report, pre-checks, graceful-shutdown, hand-off, isolate, verify.
 
-    With --hosts-first the servers release their ports to the leaf from their bonds
-    (Ansible) after graceful-shutdown, before the leaf is isolated."""
+    The hand-off (with cross-plane protection): the leaf reaches its own servers through its
+    pair, and the drain waits until it does. With --hosts-first the servers then release
+    their ports to the leaf from their bonds (Ansible), before the leaf is isolated."""
     try:
         built, state = load_with_state(ctx, fabric)
         access = fabric_access(built, target)
