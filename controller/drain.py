@@ -142,6 +142,11 @@ def impact(fabric: Fabric, leaf: str) -> list[str]:
         f"{', '.join(map(str, switch.rails))}: {', '.join(servers)}",
         f"their own traffic moves to plane {other} when the host ports go down (bond failover)",
     ]
+    if hand_off_applies(fabric, leaf):
+        lines.append(
+            f"from the hand-off on, {leaf} sends what it receives for them, their traffic to "
+            f"each other included, to {switch.pair} over the AUX link instead of delivering it"
+        )
     if fabric.intent.cross_plane_protection:
         lines.append(
             f"flows other hosts hash into plane {switch.plane} toward them are carried by the "

@@ -34,6 +34,7 @@ per-daemon diffs (a change to them is not reported there)."""
 # advertise nothing but the switch's own loopback (PL-LOOPBACK).
 FABRIC_OUT_ROUTE_MAPS = ("RM-SPINES-OUT", "RM-LEAVES-OUT")
 LOOPBACK_PREFIX_LIST = "PL-LOOPBACK"
+HOSTS_IMPORT_ROUTE_MAP = "RM-HOSTS-IMPORT"
 REFRESH_ROUTES = "clear bgp * soft"
 """Route refresh both ways on every session of every address family, no reset (FRR 8.4
 bgpd/bgp_vty.c ``clear_ip_bgp_all``: no AFI given means all of them)."""
@@ -355,9 +356,6 @@ def maintenance_state(running: str) -> MaintenanceState:
     return MaintenanceState(
         graceful_shutdown=graceful, isolated=isolated, hosts_via_pair=_hosts_via_pair(tree)
     )
-
-
-HOSTS_IMPORT_ROUTE_MAP = "RM-HOSTS-IMPORT"
 
 
 def _hosts_via_pair(tree: list[Node]) -> bool:

@@ -128,3 +128,17 @@ def test_a_drain_hands_off_only_a_leaf_whose_pair_can_take_its_servers(
     steps = drain_steps(LeafState(), hand_off=hand_off_applies(fabric, name))
     assert ("handed-off" in steps) is applies
     assert steps[0] == "graceful-shutdown" and steps[-1] == "isolated"
+
+
+@pytest.mark.parametrize("protection", [False, True])
+def test_impact_says_the_leaf_hands_its_servers_to_its_pair(protection: bool) -> None:
+    lines = impact(_fabric(cross_plane_protection=protection), LEAF)
+    handed = [line for line in lines if line.startswith("from the hand-off on")]
+    assert handed == (
+        [
+            f"from the hand-off on, {LEAF} sends what it receives for them, their traffic to "
+            f"each other included, to {PARTNER} over the AUX link instead of delivering it"
+        ]
+        if protection
+        else []
+    )
