@@ -10,28 +10,18 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shlex
-import shutil
-import signal
 import subprocess
 import tarfile
-import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controller.drivers import bundle
-from controller.platforms.frr import driver as frr_module
 from controller.platforms.frr.agent import (
     AGENT,
-    AGENT_RUN,
     AGENT_STAMP,
-    agent_source,
     agent_stamp,
-    agent_unchanged,
 )
 from controller.platforms.frr.changes import strip_running_header
 from controller.platforms.frr.driver import (
@@ -268,7 +258,6 @@ def test_no_record_means_no_fast_path(case: str) -> None:
 def test_every_script_the_driver_sends_is_valid_shell() -> None:
     """bash -n on each command of a commit, a compare, a rollback and the reads (a script
     error would otherwise show first on a switch)."""
-    import subprocess
 
     driver = frr_driver()
     sent: list[str] = []
@@ -504,137 +493,8 @@ def test_a_stamp_is_never_taken_from_a_bundle() -> None:
         frr_driver().load_replace_candidate(config=bundle.pack(stamp))
 
 
-@pytest.mark.parametrize("with_agent", [True, False])
-def test_the_commit_stores_the_stamp_of_the_agent_it_starts(with_agent: bool) -> None:
-    driver = frr_driver()
-    sent: list[tuple[str, bytes]] = []
-
-    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
-        sent.append((command, stdin))
-        return 0, "", ""
-
-    driver._run = run
-    files = {"frr.conf": APPLIED, AGENT_STAMP: f"{AGENT} sha256 {'0' * 64}\n"}  # a rollback's
-    if with_agent:
-        files["arp-to-host.json"] = AGENT_CONFIG
-    driver._finish(files, record="")
-    ((command, archive),) = sent
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        got = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
-    if with_agent:
-        assert got[f"current/{AGENT_STAMP}"].decode() == agent_stamp(files)
-        assert got[AGENT] == agent_source() and "exec python3" in command
-    else:
-        assert f"current/{AGENT_STAMP}" not in got and AGENT not in got
-        assert f"rm -f /etc/frr/dpctl/current/{AGENT_STAMP}" in command
-
-
 def _without_stamp(files: dict[str, str]) -> dict[str, str]:
     return {n: t for n, t in files.items() if n != AGENT_STAMP}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return AGENT.encode() in handle.read()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and ip")
-def test_a_commit_keeps_a_running_agent_only_when_told_and_never_kills_a_stranger(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The commit's own shell, run for real in a namespace of this test (the agent it starts
-    runs there, on a state folder of the test): kept, the same agent runs on; not kept, a new
-    one replaces it; a pid file naming a process that is not the agent (pid reuse) never gets
-    that process killed."""
-    state = tmp_path / "state"
-    monkeypatch.setattr(frr_module, "STATE", str(state))
-    ns = f"dpd-ut-agent-{uuid.uuid4().hex[:6]}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    driver = frr_driver()
-
-    def run(command: str, stdin: Any = None) -> tuple[int, str, str]:
-        done = subprocess.run(
-            ["ip", "netns", "exec", ns, "sh", "-c", command], input=stdin, capture_output=True
-        )
-        return done.returncode, done.stdout.decode(), done.stderr.decode()
-
-    driver._run = run
-    config = {"table": 100, "interfaces": ["rail1"], "prefixes": ["10.9.0.0/29"], "bridge": "br0"}
-    files = {"frr.conf": APPLIED, "arp-to-host.json": json.dumps(config)}
-    pidfile = state / f"{AGENT_RUN}.pid"
-    started: list[int] = []
-
-    def agent_after(keep: bool) -> int:
-        driver._finish(files, record="", keep_agent=keep)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            text = pidfile.read_text().strip() if pidfile.exists() else ""
-            if text and _alive(int(text)):
-                started.append(int(text))
-                return int(text)
-            time.sleep(0.1)
-        log = (state / f"{AGENT_RUN}.log").read_text()
-        raise AssertionError(f"no agent running: {pidfile} {log}")
-
-    stranger = subprocess.Popen(["sleep", "120"])
-    try:
-        first = agent_after(keep=True)  # none ran: started
-        assert agent_after(keep=True) == first and _alive(first)  # kept
-        second = agent_after(keep=False)  # replaced
-        assert second != first
-        deadline = time.monotonic() + 10
-        while _alive(first) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not _alive(first)
-        os.kill(second, signal.SIGTERM)
-        pidfile.write_text(f"{stranger.pid}\n")  # the agent died; its pid now names another
-        third = agent_after(keep=False)
-        assert third not in (first, second) and stranger.poll() is None
-    finally:
-        for pid in {*started, *([int(pidfile.read_text())] if pidfile.exists() else [])}:
-            if _alive(pid):
-                os.kill(pid, signal.SIGTERM)
-        stranger.kill()
-        stranger.wait()
-        subprocess.run(["ip", "netns", "del", ns], check=False)
-
-
-@pytest.mark.parametrize(
-    ("change", "kept"),
-    [
-        ("host port down (a drain step)", True),
-        ("nothing", True),
-        ("agent config", False),
-        ("agent code", False),
-        ("a link added", False),
-        ("bridge.batch", False),
-    ],
-)
-def test_the_agent_is_restarted_only_when_what_it_reads_changed(change: str, kept: bool) -> None:
-    ip_batch = "link add name bond1 type bond mode 802.3ad\nlink set dev swp1 up\n"
-    old = {
-        "frr.conf": APPLIED,
-        "ip.batch": ip_batch,
-        "bridge.batch": "vlan add vid 10 dev bond1\n",
-        "arp-to-host.json": AGENT_CONFIG,
-    }
-    old[AGENT_STAMP] = agent_stamp(old) or ""
-    new = _without_stamp(old)
-    if change == "host port down (a drain step)":
-        new["ip.batch"] = ip_batch.replace("swp1 up", "swp1 down")
-    elif change == "agent config":
-        new["arp-to-host.json"] = AGENT_CONFIG.replace("100", "101")
-    elif change == "agent code":
-        old[AGENT_STAMP] = f"{AGENT} sha256 {'0' * 64}\n"
-    elif change == "a link added":
-        new["ip.batch"] = ip_batch + "link add name bond2 type bond mode 802.3ad\n"
-    elif change == "bridge.batch":
-        new["bridge.batch"] = "vlan add vid 20 dev bond1\n"
-    assert agent_unchanged(old, new) is kept
-    assert not agent_unchanged(_without_stamp(old), {"frr.conf": APPLIED})  # no agent at all
 
 
 def _comparing(answer: tuple[int, str, str]) -> tuple[Any, list[tuple[str, Any]]]:

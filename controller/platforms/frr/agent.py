@@ -16,6 +16,8 @@ from controller.platforms.frr.changes import links_rebuilt
 
 AGENT = "arp_to_host.pyz"
 """The ARP-to-host agent as a switch gets it: one zipapp (controller/agents/pack.py)."""
+AGENT_UPLOAD = f"{AGENT}.new"
+"""Where a commit writes the agent before renaming it to AGENT (agent_commands)."""
 AGENT_RUN = "arp_to_host.py"
 """The agent's pid file and log are {STATE}/arp_to_host.py.pid and .log, and a process whose
 command line holds this name is the agent: the names of the single-file agent before the
@@ -73,11 +75,21 @@ def agent_commands(
     stamp = agent_stamp(files)
     if stamp is None:
         return {}, [stop, f"rm -f {state}/current/{AGENT_STAMP}"]
-    # the agent's file, and the stamp of what runs from now on
-    upload: dict[str, str | bytes] = {AGENT: agent_source(), f"current/{AGENT_STAMP}": stamp}
+    # the agent's file, beside its path, and the stamp of what runs from now on
+    upload: dict[str, str | bytes] = {
+        AGENT_UPLOAD: agent_source(),
+        f"current/{AGENT_STAMP}": stamp,
+    }
+    # rename(2) swaps the whole file at once: tar writes the archive in place, and an agent
+    # still importing from it (zipimport reads the file by path, lazily) read half a zip and
+    # died with EOFError when a commit that kept it ran (CI, 2026-12-07). A kept agent's
+    # code is the same bytes, so its offsets into the archive stay true.
+    install = f"mv -f {state}/{AGENT_UPLOAD} {state}/{AGENT}"
     # setsid: the agent must outlive this SSH session (its own session, no terminal).
     start = (
         f"setsid sh -c 'echo $$ > {pid}; exec python3 {state}/{AGENT} "
         f"{state}/current/arp-to-host.json' >{state}/{AGENT_RUN}.log 2>&1 </dev/null &"
     )
-    return upload, [f"if ! {{ {running}; }}; then {start} fi"] if keep_agent else [stop, start]
+    if keep_agent:
+        return upload, [install, f"if ! {{ {running}; }}; then {start} fi"]
+    return upload, [stop, install, start]
