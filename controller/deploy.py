@@ -27,7 +27,7 @@ from nornir.core.exceptions import NornirSubTaskError
 from nornir.core.processor import Processor
 from nornir.core.task import Result, Task
 
-from controller import opstate
+from controller import deployed, opstate
 from controller.access import FabricAccess
 from controller.backups import save_backup
 from controller.connection import Limits, build_nornir
@@ -295,10 +295,24 @@ def deploy(
             )
         finally:
             nr.close_connections(on_good=True, on_failed=True)
-    outcomes: dict[str, DeviceOutcome] = {}
-    for name in names:
-        result = results[name][0].result
-        outcomes[name] = (
-            result if isinstance(result, DeviceOutcome) else DeviceOutcome(error=str(result))
-        )
+        outcomes: dict[str, DeviceOutcome] = {}
+        for name in names:
+            result = results[name][0].result
+            outcomes[name] = (
+                result if isinstance(result, DeviceOutcome) else DeviceOutcome(error=str(result))
+            )
+        if not dry_run:
+            _record_running(fabric, state, outcomes, confirmed=revert_in is None)
     return outcomes
+
+
+def _record_running(
+    fabric: Fabric, state: StateFolder, outcomes: Mapping[str, DeviceOutcome], confirmed: bool
+) -> None:
+    """Under the lock, after the commits: the switches now running the intent (not yet for a
+    commit that still waits for its confirmation), and those whose config is unknown (a
+    commit whose rollback failed) forgotten (``controller.deployed``)."""
+    running = [n for n, o in outcomes.items() if o.ok and (confirmed or not o.changed)]
+    unknown = [n for n, o in outcomes.items() if not o.ok and o.backup and not o.rolled_back]
+    deployed.record(state, fabric.intent, running)
+    deployed.forget(state, unknown)

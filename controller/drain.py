@@ -9,7 +9,9 @@ switch takes the ports away; (4) isolate: host /32s withdrawn and host-facing po
 servers behind it go single-plane); (5) verify. Undrain reverses it and holds the host
 ports down until the leaf's BGP sessions are up again (lab-facts: hosts switching back at
 once lost 3.3 s), then brings them up, and last (``hosts_first``) the servers' ports.
-Each step is a deploy of that one leaf with its maintenance state. The whole drain or undrain
+Each step is a deploy of that one leaf with its maintenance state, rendered from the intent
+the leaf runs (``controller.deployed``), so a step changes its drain state only, never what
+the intent file gained since the leaf's last deploy. The whole drain or undrain
 holds the fabric's lock (pre-checks included, so two operators cannot drain both leaves of a
 pair); each step is recorded as in progress before its deploy and committed only after it
 (`controller.opstate`), so every later deploy keeps the leaf as it really is. Undrain of a
@@ -29,7 +31,7 @@ from typing import Any, Literal
 
 from nornir.core.task import Result, Task
 
-from controller import opstate
+from controller import deployed, opstate
 from controller.access import FabricAccess
 from controller.connection import build_nornir
 from controller.deploy import DeviceOutcome, deploy
@@ -181,14 +183,17 @@ class Operation:
 
 
 def _step(op: Operation, leaf: str, target: Maintenance) -> DeviceOutcome:
-    """One deploy of ``leaf`` at ``target``: recorded as in progress first, committed only if
+    """One deploy of ``leaf`` at ``target``, rendered from the intent it runs (a change to the
+    intent file is not carried by a drain: it waits for a deploy or `maintain --action
+    apply`'s commit-confirm): recorded as in progress first, committed only if
     the deploy did; a rolled-back deploy leaves the committed state; an outcome that is not
     known (rollback failed, or an exception) leaves the step open (pending)."""
     devices = set(op.fabric.switch_by_name)
+    running = deployed.fabric_running(op.state, op.fabric, leaf)  # only the drain state changes
     maintenance = op.state.begin_step(devices, leaf, target)
     try:
         outcome = deploy(
-            op.fabric, op.access, op.state, device=leaf, maintenance=maintenance, lock_held=True
+            running, op.access, op.state, device=leaf, maintenance=maintenance, lock_held=True
         )[leaf]
     except Exception:  # raised before any switch was touched (deploy reports per device)
         op.state.end_step(devices, leaf, committed_ok=False)

@@ -13,6 +13,7 @@ folder down; library functions take it as an argument, never from a global.
 What: ``lock`` (one operation that changes switches at a time: deploy, drain, undrain,
 rollback, maintain), ``maintenance.json`` (each leaf's drain state, and a drain/undrain step
 in progress), ``rollout.json`` (a rolling maintenance: its waves and how far it got),
+``deployed.json`` (which intent each switch runs: ``controller.deployed``),
 ``backups/<device>/`` (running configs saved before each commit), ``ansible/``
 (artifacts of each `dpctl hosts` run).
 

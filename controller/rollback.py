@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nornir.core.task import Result, Task
 
+from controller import deployed
 from controller.access import FabricAccess
 from controller.backups import RESTORED_SUFFIX, NoBackup, latest_backup
 from controller.connection import build_nornir
@@ -42,6 +43,7 @@ def rollback_device(
             result = nr.run(task=_restore, saved=saved)[device][0]
         finally:
             nr.close_connections(on_good=True, on_failed=True)
+            deployed.forget(state, [device])  # restored or not: no longer a known intent
     if result.failed:
         return DeviceOutcome(
             error=f"rollback failed: {result.exception or result.result}", backup=str(backup)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from nornir.core.task import Result, Task
 
+from controller import deployed
 from controller.access import FabricAccess
 from controller.connection import build_nornir
 from controller.deploy import deploy, driver_of
@@ -150,6 +151,7 @@ def confirm(ctx: Context, name: str) -> StepResult:
     the intent (no change was needed), else the commit reverted itself before this."""
     if on_switch(ctx, name, lambda d: bool(d.has_pending_commit())):
         on_switch(ctx, name, lambda d: d.confirm_commit())
+        deployed.record(ctx.state, ctx.fabric.intent, [name])  # its drains render it now
         return StepResult(True, "confirmed")
     check = deploy(ctx.fabric, ctx.access, ctx.state, device=name, dry_run=True, lock_held=True)
     if check[name].changed:
@@ -158,6 +160,7 @@ def confirm(ctx: Context, name: str) -> StepResult:
             f"no commit pending and {name} does not run the intent: the commit reverted "
             f"itself before it was confirmed (--confirm-timeout {ctx.revert_in} s too short?)",
         )
+    deployed.record(ctx.state, ctx.fabric.intent, [name])  # confirmed before a kill -9
     return StepResult(True, "nothing to confirm: the switch runs the intent")
 
 

@@ -2,6 +2,7 @@
 
     python tests/bench/bench_maintain.py [--mode dual-arp|evpn-mh|both]
         [--action restart-routing|apply|reboot] [--plane N] [--role leaf|spine] [--keep]
+        [--timers KEEPALIVE/HOLD]
 
 Brings the mode's lab up (prefix DPCTL_LAB_PREFIX, default ``dqb-``), deploys both planes,
 then rolls ``--action`` over every selected switch, one wave at a time, each wave with probe
@@ -10,6 +11,10 @@ first drain to after its last gate. Prints per wave: its switches, seconds, long
 lost, duplicates, reordered; and the totals. ``apply`` rolls the intent as deployed:
 each switch is compared and committed (commit-confirm armed, then confirmed) only where it
 differs; the drains, the health wait, the confirm step and the gates run for every switch.
+``--timers 4/12`` makes it a real change: the lab is deployed with its intent, then the
+intent with those BGP timers is rolled out, so every switch's commit changes it (under
+commit-confirm, at its action step; each drain keeps what the switch runs), and after the
+last wave every switch is checked to run the new intent.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from controller import deployed
+from controller.deploy import deploy
+from controller.facts import Fabric
 from controller.generator import build_fabric
-from controller.intent import load_intent
+from controller.intent import BgpTimers, load_intent
 from controller.lab import down
 from controller.lab.fabric import lab_dir
 from controller.maintain.rollout import start
@@ -37,18 +45,21 @@ from tests.lab.rolling import probe_during
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_mode(mode: str, action: str, plane: int | None, role: str | None, keep: bool) -> bool:
+def run_mode(
+    mode: str, action: str, plane: int | None, role: str | None, keep: bool, timers: str | None
+) -> bool:
     prefix = os.environ.setdefault("DPCTL_LAB_PREFIX", "dqb-")
     intent = ROOT / "inventory" / f"lab-{mode}.yaml"
     fabric = build_fabric(load_intent(intent))
+    target = changed(fabric, timers)
     state_dir = lab_dir(fabric.intent.name)
     began = time.monotonic()
     ok = True
     try:
         reach = deployed_lab(fabric, state_dir, prefix)
         print(f"{mode}: lab up and deployed in {time.monotonic() - began:.0f} s", flush=True)
-        ctx = Context(fabric, reach.access, reach.state, action, revert_in=900)
-        waves = plan_waves(fabric, action, plane, role)  # type: ignore[arg-type]
+        ctx = Context(target, reach.access, reach.state, action, revert_in=900)
+        waves = plan_waves(target, action, plane, role)  # type: ignore[arg-type]
         print(
             f"{'wave':>4} {'switches':<28} {'s':>5} {'gap ms':>7} {'lost':>5} {'dup':>4} "
             f"{'reord':>5}  status",
@@ -71,10 +82,35 @@ def run_mode(mode: str, action: str, plane: int | None, role: str | None, keep: 
             if rollout.status != "done":
                 return False
         print(f"{mode} {action}: {len(waves)} waves in {time.monotonic() - began:.0f} s")
+        if target is not fabric:
+            ok = runs_everywhere(target, reach) and ok
         return ok
     finally:
         if not keep:
             down(state_dir, prefix=prefix)
+
+
+def changed(fabric: Fabric, timers: str | None) -> Fabric:
+    """The fabric to roll out: the lab's, or with ``timers`` (KEEPALIVE/HOLD) its BGP timers."""
+    if timers is None:
+        return fabric
+    keepalive, _, hold = timers.partition("/")
+    bgp = BgpTimers(keepalive=int(keepalive), hold=int(hold))
+    return build_fabric(fabric.intent.model_copy(update={"bgp_timers": bgp}))
+
+
+def runs_everywhere(target: Fabric, reach: Any) -> bool:
+    """Every switch runs ``target`` (a dry-run deploy changes nothing) and is recorded so."""
+    outcomes = deploy(target, reach.access, reach.state, dry_run=True)
+    differ = sorted(n for n, o in outcomes.items() if not o.ok or o.changed)
+    unrecorded = sorted(
+        n for n in outcomes if deployed.intent_running(reach.state, n) != target.intent
+    )
+    print(
+        f"after the rollout: {len(outcomes) - len(differ)} of {len(outcomes)} switches run "
+        f"the new intent; differ: {differ or 'none'}; not recorded: {unrecorded or 'none'}"
+    )
+    return not differ and not unrecorded
 
 
 def losses(per_flow: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,9 +145,14 @@ def main() -> int:
     ap.add_argument("--plane", type=int, default=None)
     ap.add_argument("--role", default=None)
     ap.add_argument("--keep", action="store_true", help="leave the lab up afterwards")
+    ap.add_argument("--timers", default=None, help="apply: roll out these BGP timers (4/12)")
     args = ap.parse_args()
+    if args.timers is not None and args.action != "apply":
+        ap.error("--timers changes the intent: it goes with --action apply")
     modes = ["dual-arp", "evpn-mh"] if args.mode == "both" else [args.mode]
-    results = [run_mode(m, args.action, args.plane, args.role, args.keep) for m in modes]
+    results = [
+        run_mode(m, args.action, args.plane, args.role, args.keep, args.timers) for m in modes
+    ]
     return 0 if all(results) else 1
 
 

@@ -22,8 +22,11 @@ from typing import Any
 
 import pytest
 
+from controller import deployed as running_record
 from controller.deploy import deploy
 from controller.drivers import bundle
+from controller.generator import build_fabric
+from controller.intent import BgpTimers
 from controller.maintain import state as record
 from controller.maintain.rollout import resume, start
 from controller.maintain.steps import Context
@@ -219,3 +222,49 @@ def test_frr_confirmed_commit_stays(deployed: Lab, tmp_path: Path) -> None:
         assert not driver.has_pending_commit()
     finally:
         driver.close()
+
+
+RUNNING = "vtysh -c 'show running-config'"
+
+
+def test_a_rolling_apply_changes_a_switch_under_commit_confirm_never_at_its_drain(
+    deployed: Lab,
+) -> None:
+    """The intent changed (BGP timers 4/12 instead of 3/9), rolled out to one spine: its
+    drain changes only its drain state, the change arrives at the action under
+    commit-confirm, pending until the confirm step; then the spine runs the new intent and
+    it is recorded (controller/deployed.py). Before, the drain carried the change in one
+    commit with graceful-shutdown, with no commit-confirm, and the action found nothing."""
+    lab = deployed
+    new = lab.fabric.intent.model_copy(update={"bgp_timers": BgpTimers(keepalive=4, hold=12)})
+    seen: dict[str, object] = {}
+
+    def look(event: dict[str, object]) -> None:
+        step = event.get("step")
+        if (event.get("event"), event.get("switch")) != ("step", SPINE):
+            return
+        if step in ("action", "confirm"):
+            with lab.session() as s:
+                seen[str(step)] = s.check(SPINE, RUNNING)
+        if step == "confirm":
+            driver = _driver(lab, SPINE)
+            try:
+                seen["pending"] = driver.has_pending_commit()
+            finally:
+                driver.close()
+
+    ctx = Context(build_fabric(new), lab.access, lab.state, "apply", revert_in=600)
+    try:
+        rollout = start(ctx, [Wave(2, "spine", (SPINE,))], look)
+        assert rollout.status == "done", rollout.reason
+        at_action = str(seen["action"])
+        assert "timers bgp 3 9" in at_action and "bgp graceful-shutdown" in at_action
+        assert "timers bgp 4 12" in str(seen["confirm"]) and seen["pending"] is True
+        with lab.session() as s:
+            now = s.check(SPINE, RUNNING)
+        assert "timers bgp 4 12" in now and "bgp graceful-shutdown" not in now
+        assert running_record.intent_running(lab.state, SPINE) == new
+    finally:  # the lab's intent back on the spine, for the tests after this one
+        back = deploy(lab.fabric, lab.access, lab.state, device=SPINE)[SPINE]
+    assert back.ok, back.error
+    assert running_record.intent_running(lab.state, SPINE) == lab.fabric.intent

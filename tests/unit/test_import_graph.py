@@ -104,6 +104,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "controller.clab_access",
             "controller.connection",
             "controller.opstate",
+            "controller.deployed",
             "controller.backups",
             "controller.deploy",
             "controller.rollback",
