@@ -197,7 +197,8 @@ def deploy_task(
             outcome.ok = True
             return Result(host=task.host, result=outcome)
         wanted = _wanted(up_peers(connection), peers_in_run.get(name, set()), settled)
-        outcome.backup = save_backup(state, name, running_config(connection))
+        ran = deployed.running_text(state, name)  # what a rollback to the backup runs
+        outcome.backup = save_backup(state, name, running_config(connection), ran)
         try:
             done = task.run(
                 task=commit_and_check,

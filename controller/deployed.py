@@ -89,11 +89,15 @@ def _write(state: StateFolder, data: dict[str, Any]) -> None:
 
 def record(state: StateFolder, intent: FabricIntent, names: Iterable[str]) -> None:
     """``names`` run ``intent`` from now on (call under the lock, after they committed)."""
+    record_text(state, _text(intent), names)
+
+
+def record_text(state: StateFolder, text: str, names: Iterable[str]) -> None:
+    """:func:`record` of an intent as its JSON (a rollback's, kept beside its backup)."""
     chosen = sorted(names)
     if not chosen:
         return
     data = _read(state)
-    text = _text(intent)
     digest = _digest(text)
     data["intents"][digest] = text
     for name in chosen:
@@ -109,14 +113,20 @@ def forget(state: StateFolder, names: Iterable[str]) -> None:
         _write(state, data)
 
 
-def intent_running(state: StateFolder, name: str) -> FabricIntent | None:
-    """The intent ``name`` runs, as last recorded; None without a record."""
+def running_text(state: StateFolder, name: str) -> str | None:
+    """The intent ``name`` runs as its JSON (kept beside a backup); None without a record."""
     data = _read(state)
     digest = data["switches"].get(name)
-    if digest is None:
+    return None if digest is None else str(data["intents"][digest])
+
+
+def intent_running(state: StateFolder, name: str) -> FabricIntent | None:
+    """The intent ``name`` runs, as last recorded; None without a record."""
+    text = running_text(state, name)
+    if text is None:
         return None
     try:
-        return FabricIntent.model_validate_json(data["intents"][digest])
+        return FabricIntent.model_validate_json(text)
     except ValidationError as exc:  # a dpctl whose intent model changed since
         raise _corrupt(path_of(state), f"holds an intent this dpctl cannot read ({exc})") from None
 

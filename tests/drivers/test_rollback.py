@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 import yaml
 
+from controller import deployed
 from controller.backups import NoBackup, latest_backup, save_backup
 from controller.facts import Fabric
 from controller.generator import build_fabric
-from controller.intent import intent_from_data
+from controller.intent import BgpTimers, intent_from_data
 from controller.opstate import StateFolder
 from controller.platforms.asternos.driver import AsterNOSDriver
 from controller.platforms.sonic.driver import SonicDriver
@@ -331,3 +332,27 @@ def test_cli_rollback_without_backup_exits_2_naming_the_device(
     assert result.exit_code == 2, result.stdout
     error = json.loads(result.stdout)["error"]
     assert error["where"] == DEVICE and "no backup saved" in error["reason"]
+
+
+def test_a_rollback_records_the_intent_its_backup_ran(state_dir: Path) -> None:
+    """After a rollback the switch runs the intent it ran when the backup was saved (deploy
+    keeps it beside the backup), so its next drain renders that one; a backup without it
+    leaves what the switch runs unknown (controller/deployed.py)."""
+    fabric = fabric_for("asternos")
+    box = KlishBox()
+    args = {"connection_factory": lambda **_: KlishSession(box)}
+    state = folder(fabric)
+    older = fabric.intent.model_copy(update={"bgp_timers": BgpTimers(keepalive=4, hold=12)})
+    with state.lock("test"):
+        deployed.record(state, fabric.intent, [DEVICE])
+    driver = AsterNOSDriver(DEVICE, "admin", "x", optional_args=args)
+    driver.open()
+    save_backup(state, DEVICE, driver.get_config()["running"], older.model_dump_json())
+    driver.load_replace_candidate(config=ASTERNOS_CLI)
+    driver.commit_config()
+    driver.close()
+    assert rollback_device(fabric, switch_access("admin", "x", args), state, DEVICE).ok
+    assert deployed.intent_running(state, DEVICE) == older
+    deploy_and_close(AsterNOSDriver(DEVICE, "admin", "x", optional_args=args), fabric, ASTERNOS_CLI)
+    assert rollback_device(fabric, switch_access("admin", "x", args), state, DEVICE).ok
+    assert deployed.intent_running(state, DEVICE) is None

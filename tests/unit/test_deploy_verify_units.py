@@ -336,3 +336,20 @@ def test_more_switches_than_workers_post_check_waits_only_for_settled_peers(
     assert all(o.ok for o in outcomes.values()), {n: o.error for n, o in outcomes.items()}
     assert outcomes[leaf].seconds < 2.0  # it did not wait out the post-check's timeout
     assert outcomes[spine].sessions_up == [switches[spine].iface]
+
+
+def test_a_backup_keeps_the_intent_the_switch_ran_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So a rollback to it records that intent again (controller/deployed.py)."""
+    from controller import deployed
+    from controller.backups import intent_of_backup
+
+    monkeypatch.setenv("DPCTL_STATE_DIR", str(tmp_path))
+    state = StateFolder.for_intent("lab-dual-arp", None)
+    assert intent_of_backup(Path(str(_deploy_one(_FakeSwitch()).backup))) is None  # unknown
+    intent = load_intent(LAB)
+    with state.lock("test"):
+        deployed.record(state, intent, ["p1-g1-leaf1"])
+    backup = _deploy_one(_FakeSwitch()).backup
+    assert backup and intent_of_backup(Path(backup)) == intent.model_dump_json()
