@@ -396,6 +396,12 @@ def _drain_locked(
     hand_off = hand_off_applies(op.fabric, leaf)
     steps = drain_steps(book.get(leaf, opstate.LeafState()), hand_off)
     report.impact.insert(0 if hosts_first else len(report.impact), host_side(report, hosts_first))
+    if deployed.fabric_running(op.state, op.fabric, leaf) is not op.fabric:
+        report.impact.append(
+            f"{leaf} runs another intent than the one given (as recorded at its last deploy): "
+            "the drain keeps it and changes only the drain state; `dpctl deploy` or `dpctl "
+            "maintain --action apply` brings the change"
+        )
     partner_state = _partner_state(op, report.partner)
     report.refusals = pre_checks(op.fabric, leaf, partner_state, opstate.committed(book))
     report.forced, report.dry_run = force and bool(report.refusals), dry_run

@@ -137,3 +137,26 @@ def test_a_corrupt_record_is_named_with_its_repair(tmp_path: Path, text: str, de
         deployed.intent_running(state, LEAF)
     message = str(caught.value)
     assert detail in message and "deployed.json" in message and "dpctl deploy" in message
+
+
+def test_a_drain_says_when_the_leaf_runs_another_intent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--dry-run's impact report names it: the drain keeps what the leaf runs."""
+    from tests.unit.test_drain_units import _healthy_partner
+
+    state = StateFolder("lab-dual-arp", tmp_path)
+    old, new = _intents()
+    fabric = build_fabric(new)
+    monkeypatch.setattr(drain, "_partner_state", lambda op, partner: _healthy_partner(fabric))
+    op = drain.Operation(fabric, None, state)  # type: ignore[arg-type]
+
+    def impact() -> list[str]:
+        with state.lock("test"):
+            report = drain._prepare(fabric, LEAF, "drain")
+            return drain._drain_locked(op, report, True, False, True).impact
+
+    assert not any("runs another intent" in line for line in impact())
+    with state.lock("test"):
+        deployed.record(state, old, [LEAF])
+    assert impact()[-1].startswith(f"{LEAF} runs another intent than the one given")
