@@ -17,6 +17,7 @@ import pytest
 
 from controller.agents.arp_to_host import (
     arpwatch,
+    freshness,
     gate,
     journal,
     pacing,
@@ -34,6 +35,14 @@ from controller.render.engine import render_fabric
 from tests.conftest import INVENTORY
 
 SEGMENTS = {"bond3": {"member": "swp5", "hosts": ["10.100.0.2"]}}
+
+
+@pytest.fixture(autouse=True)
+def fresh_lacp_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own record of the members' carrier losses (the agent keeps one)."""
+    monkeypatch.setattr(segments, "FRESHNESS", freshness.Freshness())
+
+
 IN_SYNC = 0x3D  # activity, aggregation, sync, collecting, distributing (short timeout off)
 
 

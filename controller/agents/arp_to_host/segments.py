@@ -16,8 +16,9 @@ carrier. A bond has carrier again as soon as its member has, while the server st
 port out and LACP has not come up: the bridge would send into a bond with nothing to send on
 (13 s lost in the lab). So the agent also gates each ES bond's carrier on the same decision:
 ``min_links`` above its one member while it does not serve (no carrier: the backup port acts),
-``min_links`` above its one member while it does not serve (no carrier: the backup port acts),
-back to 1 once it does. The gate opens without waiting for a pass: ``gate``.
+back to 1 once it does. The gate opens without waiting for a pass: ``gate``. What a
+member's LACP states say is believed only once they postdate its last carrier loss:
+``freshness``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import journal
+from .freshness import FRESHNESS
 
 LACP_SYNC = 0x08
 LACP_DEFAULTED = 0x40
@@ -57,13 +59,19 @@ def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[
     serving = set()
     for bond, segment in segments.items():
         member = by_name.get(str(segment["member"]))
-        if member is None or "LOWER_UP" not in member.get("flags", []):
+        if member is None:
             continue
         slave = member.get("linkinfo", {}).get("info_slave_data", {})
         if member.get("master") != bond or not isinstance(slave, dict):
             continue
         actor, partner = (slave.get(f"ad_{end}_oper_port_state") for end in ("actor", "partner"))
-        if lacp_serves(actor, partner):
+        failures = slave.get("link_failure_count")
+        if FRESHNESS.believe(
+            str(segment["member"]),
+            "LOWER_UP" in member.get("flags", []),
+            failures if isinstance(failures, int) else None,
+            lacp_serves(actor, partner),
+        ):
             serving.add(bond)
     return serving
 
@@ -124,11 +132,17 @@ def port_states(member: str, root: str = SYSFS_NET) -> tuple[int | None, int | N
     return actor, partner
 
 
+def _believe(member: str, root: str, says_serving: bool) -> bool:
+    """``says_serving``, unless the member has no carrier or its states may predate its
+    last carrier loss (``freshness``)."""
+    carrier = _sysfs_int(f"{root}/{member}/carrier") == 1
+    failures = _sysfs_int(f"{root}/{member}/bonding_slave/link_failure_count")
+    return FRESHNESS.believe(member, carrier, failures, says_serving)
+
+
 def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
     """The member has carrier and serves (``lacp_serves``, sysfs of the bond slave)."""
-    if _sysfs_int(f"{root}/{member}/carrier") != 1:
-        return False
-    return lacp_serves(*port_states(member, root))
+    return _believe(member, root, lacp_serves(*port_states(member, root)))
 
 
 def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
@@ -138,15 +152,15 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
     itself (coupled), and the LACPDU that says it collects may come only with the one that
     says it distributes (Linux sends at most 3 a second): a gate that waited for it opened
     after the server's first frames (75 ms of its flow lost on the 6.1 lab, 2026-12-04)."""
-    if _sysfs_int(f"{root}/{member}/carrier") != 1:
-        return False
     actor, partner = port_states(member, root)
-    return (
+    return _believe(
+        member,
+        root,
         actor is not None
         and partner is not None
         and actor & LACP_SERVING == LACP_SERVING
         and partner & LACP_SYNC == LACP_SYNC
-        and not partner & LACP_DEFAULTED
+        and not partner & LACP_DEFAULTED,
     )
 
 
