@@ -280,6 +280,8 @@ def deploy(
     with nullcontext() if lock_held else state.lock("deploy"):
         if maintenance is None:
             maintenance = _drain_states(fabric, state, names, dry_run)
+        if not dry_run:
+            deployed.check_readable(state)  # it is written after the commits
         devices = structured_configs(fabric, names, maintenance)
         files = rendered or render_configs(fabric, devices).files
         nr = build_nornir(fabric, names, access.switches, reach=reach)

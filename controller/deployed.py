@@ -87,6 +87,12 @@ def _write(state: StateFolder, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def check_readable(state: StateFolder) -> None:
+    """Raise the StateError of a corrupt record now, before a deploy changes any switch (it
+    records after its commits)."""
+    _read(state)
+
+
 def record(state: StateFolder, intent: FabricIntent, names: Iterable[str]) -> None:
     """``names`` run ``intent`` from now on (call under the lock, after they committed)."""
     record_text(state, _text(intent), names)

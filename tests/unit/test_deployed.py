@@ -160,3 +160,16 @@ def test_a_drain_says_when_the_leaf_runs_another_intent(
     with state.lock("test"):
         deployed.record(state, old, [LEAF])
     assert impact()[-1].startswith(f"{LEAF} runs another intent than the one given")
+
+
+def test_a_deploy_refuses_a_corrupt_record_before_it_changes_anything(tmp_path: Path) -> None:
+    """The record is written after the commits: a corrupt one is named before any switch is
+    touched (here before any connection: the access is never used)."""
+    from controller.deploy import deploy
+
+    state = StateFolder("lab-dual-arp", tmp_path)
+    deployed.path_of(state).parent.mkdir(parents=True)
+    deployed.path_of(state).write_text("{")
+    fabric = build_fabric(_intents()[0])
+    with pytest.raises(StateError, match=r"deployed\.json"):
+        deploy(fabric, None, state)  # type: ignore[arg-type]
