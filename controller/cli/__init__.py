@@ -169,7 +169,8 @@ def _options(
         typer.Option(
             "--state-dir",
             envvar="DPCTL_STATE_DIR",
-            help="Operator state root (lock, drain states, config backups, Ansible runs), one "
+            help="Operator state root (lock, drain states, the intent each switch runs, config "
+            "backups, Ansible runs), one "
             "folder per fabric inside: <root>/<fabric name>/. Default: .dpctl next to the "
             "intent file.",
         ),

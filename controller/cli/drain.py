@@ -67,7 +67,9 @@ def drain(
 
     The hand-off (with cross-plane protection): the leaf reaches its own servers through its
     pair, and the drain waits until it does. With --hosts-first the servers then release
-    their ports to the leaf from their bonds (Ansible), before the leaf is isolated."""
+    their ports to the leaf from their bonds (Ansible), before the leaf is isolated. Each
+    step renders the leaf from the intent it runs (recorded at its last deploy): a drain
+    changes only the drain state, never what FILE gained since."""
     try:
         built, state = load_with_state(ctx, fabric)
         access = fabric_access(built, target)
