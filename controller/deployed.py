@@ -2,9 +2,10 @@
 
 A deploy records it for each switch it leaves running the intent (committed and post-checked,
 or found already running it); a commit-confirm only once confirmed (``maintain --action
-apply``'s confirm step), because until then the switch may revert by itself. A rollback that
-puts a saved config back, or one that failed, forgets the switch: what it runs is no longer
-known. Written under the fabric's lock, after the step it records, atomically.
+apply``'s confirm step), because until then the switch may revert by itself. A rollback
+records the intent kept beside the backup it restored (``controller.backups``); one to a
+backup without it, or one that failed, forgets the switch: what it runs is no longer known.
+Written under the fabric's lock, after the step it records, atomically.
 
 Why: a drain or undrain step is a deploy of one switch at its new drain state. Rendered from
 the intent file, it also carried whatever the operator had changed in that file since the
@@ -46,7 +47,7 @@ def _digest(text: str) -> str:
 
 
 def _text(intent: FabricIntent) -> str:
-    return intent.model_dump_json(exclude_unset=False)
+    return intent.model_dump_json()
 
 
 def _read(state: StateFolder) -> dict[str, Any]:
@@ -112,7 +113,8 @@ def record_text(state: StateFolder, text: str, names: Iterable[str]) -> None:
 
 
 def forget(state: StateFolder, names: Iterable[str]) -> None:
-    """What ``names`` run is no longer known (a rollback put a saved config back, or failed)."""
+    """What ``names`` run is no longer known (a rollback to a backup with no intent beside
+    it, a failed one, or a deploy whose automatic rollback failed)."""
     data = _read(state)
     dropped = [n for n in names if data["switches"].pop(n, None) is not None]
     if dropped:
@@ -141,7 +143,7 @@ def fabric_running(state: StateFolder, fabric: Fabric, name: str) -> Fabric:
     """The fabric to render ``name`` from: that of the intent it runs, ``fabric`` itself when
     that is the intent given (or nothing is recorded)."""
     intent = intent_running(state, name)
-    if intent is None or _text(intent) == _text(fabric.intent):
+    if intent is None or intent == fabric.intent:
         return fabric
     built = _built(_text(intent))
     if name not in built.switch_by_name:  # a record always names a switch of its own intent
