@@ -243,9 +243,10 @@ def _wait_route_watching_the_server(
     """Seconds until the leaf's /32 of ``address`` is back, and what the server's port said
     of itself just before it was seen back (read first in each round, so a route seen with a
     server not yet using its port came back before the server took it). Whether the server
-    holds a returning port out for its updelay is the server kernel's: CI twice saw the /32
-    back within a second of the link (2026-12-07), where the lab's loops saw it back after
-    14-18 s, the server's port held out (mii "going back") for its 10 s."""
+    holds a returning port out for its updelay is the server kernel's. CI saw the /32 back
+    within a second of the link three times (2026-12-07), the last time with the server's
+    port read "going back": the leaf's agent believed LACP states from before the loss
+    (``freshness``: stale states, then an old snapshot judged after a fresher look)."""
     start = time.monotonic()
     while True:
         said = _server_port(s, namespace, port)

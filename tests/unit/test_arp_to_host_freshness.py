@@ -67,12 +67,12 @@ def test_states_that_never_change_are_believed_after_lacps_short_timeout() -> No
     """If LACP renegotiated wholly between two looks, the agent never saw it say otherwise:
     from STALE_S after the carrier returned the states are believed anyway."""
     record = freshness.Freshness(stale_s=3.0)
-    assert record.believe("swp5", True, 6, True, now=0.0)
-    assert not record.believe("swp5", False, 7, True, now=1.0)
-    assert not record.believe("swp5", True, 7, True, now=2.0)  # back: from here
-    assert not record.believe("swp5", True, 7, True, now=4.9)
-    assert record.believe("swp5", True, 7, True, now=5.0)
-    assert record.believe("swp5", True, 7, True, now=5.1)
+    assert record.believe("swp5", True, 6, True, seen_at=0.0)
+    assert not record.believe("swp5", False, 7, True, seen_at=1.0)
+    assert not record.believe("swp5", True, 7, True, seen_at=2.0)  # back: from here
+    assert not record.believe("swp5", True, 7, True, seen_at=4.9)
+    assert record.believe("swp5", True, 7, True, seen_at=5.0)
+    assert record.believe("swp5", True, 7, True, seen_at=5.1)
 
 
 def sysfs(root: Path, min_links: int, carrier: int, actor: int, partner: int, failures: int) -> str:
@@ -104,3 +104,72 @@ def test_the_gate_stays_shut_on_the_states_a_member_had_before_its_carrier_went(
     assert watch.check() == ([], ["swp5"])
     sysfs(tmp_path, 2, 1, SERVING, 0x0D, 7)  # this end distributes, the server in sync
     assert watch.check() == (["bond3"], [])
+
+
+def test_a_look_read_before_a_fresher_one_is_not_believed_when_judged_after_it() -> None:
+    """A pass reads ``ip -d -j link show`` once and judges it twice, around a look at sysfs
+    (and GateWatch looks from its own thread): the older snapshot, carrier back with the old
+    states, was believed once the sysfs look had seen LACP renegotiate (CI, 2026-12-07: the
+    /32 back 1.0 s after the link, the server's port still held out)."""
+    record = freshness.Freshness()
+    assert record.believe("swp5", True, 6, True, seen_at=0.0)
+    assert not record.believe("swp5", False, 7, True, seen_at=1.0)  # the loss
+    assert not record.believe("swp5", True, 7, True, seen_at=2.0)  # the pass's snapshot
+    assert not record.believe("swp5", True, 7, False, seen_at=2.5)  # sysfs: renegotiating
+    assert not record.believe("swp5", True, 7, True, seen_at=2.0)  # the snapshot again
+    assert not record.believe("swp5", True, 6, True, seen_at=0.5)  # from before the loss
+    assert record.believe("swp5", True, 7, True, seen_at=3.0)  # LACP ran: serving
+
+
+def test_an_older_look_with_a_lower_failure_count_is_not_a_new_carrier_loss() -> None:
+    """Failure counts only grow: an older look's lower count must not make a member that
+    serves suspect again (its gate would wait up to STALE_S for nothing)."""
+    record = freshness.Freshness()
+    assert record.believe("swp5", True, 7, True, seen_at=5.0)
+    assert record.believe("swp5", True, 6, True, seen_at=5.0)
+    assert record.believe("swp5", True, 7, True, seen_at=6.0)
+
+
+def test_a_pass_does_not_advertise_on_its_own_snapshot_once_sysfs_saw_lacp_renegotiate(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The whole pass (``reconcile``) in the order CI hit: its snapshot shows the member's
+    carrier back with the old states; its sysfs looks show LACP renegotiating. Neither the
+    /32 nor an open gate may come of it."""
+    from controller.agents.arp_to_host import kernel, reconcile
+
+    root = str(tmp_path)
+
+    def bond(min_links: int) -> dict[str, Any]:
+        return {"ifname": "bond3", "linkinfo": {"info_data": {"min_links": min_links}}}
+
+    snapshots = [
+        [link(True), bond(1)],
+        [link(False, failures=7), bond(1)],
+        [link(True, failures=7), bond(2)],
+    ]
+    neighbour = {"dst": "10.100.0.2", "dev": "vlan1001", "lladdr": "f6:39:47:bf:45:01"}
+    neighbour["state"] = ["REACHABLE"]  # type: ignore[assignment]
+    batches: list[list[str]] = []
+
+    def ip_json(*args: str) -> list[dict[str, Any]]:
+        if args[:2] == ("-d", "link"):
+            return snapshots.pop(0)
+        return [neighbour] if args[:2] == ("-4", "neigh") else []
+
+    monkeypatch.setattr(kernel, "_ip_json", ip_json)
+    monkeypatch.setattr(kernel, "_ip_batch", batches.append)
+    monkeypatch.setattr(reconcile, "serving_now", lambda segs: segments.serving_now(segs, root))
+    config = {"table": 100, "interfaces": ["vlan1001"], "prefixes": ["10.100.0.0/29"]}
+    config["segments"] = SEGMENTS  # type: ignore[assignment]
+    sysfs(tmp_path, 1, 1, SERVING, SERVING, 6)
+    reconcile.reconcile(config, None)  # serving before the loss: the /32 is advertised
+    assert "route replace 10.100.0.2/32 dev vlan1001 table 100 proto static" in batches[-1]
+    sysfs(tmp_path, 1, 0, SERVING, SERVING, 7)
+    batches.clear()
+    reconcile.reconcile(config, None)  # the loss: gated, nothing advertised
+    assert batches == [["link set dev bond3 type bond min_links 2"]]
+    sysfs(tmp_path, 2, 1, *RENEGOTIATING, 7)
+    batches.clear()
+    reconcile.reconcile(config, None)  # snapshot: back with the old states; sysfs: fresh
+    assert batches == []

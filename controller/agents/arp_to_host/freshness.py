@@ -15,6 +15,14 @@ not (its LACP renegotiating: they are fresh from then on), or until ``STALE_S`` 
 with carrier (LACP's short timeout: the machines have run by then whatever the agent saw).
 A member first seen serving (the agent started on a running fabric) is believed.
 
+Each look carries the moment it was read (``seen_at``), and a look read before the last one
+that changed what the agent believes of the member is not believed. A pass reads
+``ip -d -j link show`` once and judges it twice, seconds apart in a loaded guest, around a
+fresher look at sysfs (its own, and GateWatch's in another thread): that older snapshot,
+still showing the old states with carrier, was believed once the sysfs look had seen LACP
+renegotiate, and the /32 came back 1.0 s after the link while the server still held its
+port out (CI, 2026-12-07 again, after the first fix).
+
 One instance serves the agent's pass and its GateWatch thread: the lock orders them.
 """
 
@@ -31,12 +39,14 @@ ones before the agent believes them anyway: LACP's short timeout (3 s, fast rate
 
 class Freshness:
     """Per member: since when its serving states are suspect (``math.inf`` while it has no
-    carrier), and the link failure count last seen."""
+    carrier), the highest link failure count seen, and when the look that last changed
+    either was read."""
 
     def __init__(self, stale_s: float = STALE_S) -> None:
         self.stale_s = stale_s
         self._suspect: dict[str, float] = {}
         self._failures: dict[str, int] = {}
+        self._changed_at: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def believe(
@@ -45,39 +55,56 @@ class Freshness:
         carrier: bool,
         failures: int | None,
         says_serving: bool,
-        now: float | None = None,
+        seen_at: float | None = None,
     ) -> bool:
         """Whether ``says_serving`` (what the member's LACP states say) is to be believed,
-        given one look at the member: its carrier and its link failure count."""
-        now = time.monotonic() if now is None else now
+        given one look at the member read at ``seen_at`` (monotonic; now if None): its
+        carrier and its link failure count. A look older than what the agent already knows
+        of the member is never believed and changes nothing."""
+        seen_at = time.monotonic() if seen_at is None else seen_at
         with self._lock:
-            self._note_failures(member, failures, carrier, now)
+            if seen_at < self._changed_at.get(member, -math.inf):
+                return False
+            self._note_failures(member, failures, carrier, seen_at)
             if not carrier:
-                self._suspect[member] = math.inf
+                self._mark(member, math.inf, seen_at)
                 return False
             since = self._suspect.get(member)
             if since is None:
                 return says_serving
             if not says_serving:  # renegotiating: what it says from now on is fresh
-                del self._suspect[member]
+                self._mark(member, None, seen_at)
                 return False
             if since == math.inf:  # carrier back, the states as they were: from now
-                self._suspect[member] = now
+                self._mark(member, seen_at, seen_at)
                 return False
-            if now - since >= self.stale_s:
-                del self._suspect[member]
+            if seen_at - since >= self.stale_s:
+                self._mark(member, None, seen_at)
                 return True
             return False
 
+    def _mark(self, member: str, suspect_since: float | None, seen_at: float) -> None:
+        """Record a change of what the agent believes of ``member`` (suspect since, or
+        fresh when None), made by a look read at ``seen_at``."""
+        if suspect_since is None:
+            self._suspect.pop(member, None)
+        elif self._suspect.get(member) != suspect_since:
+            self._suspect[member] = suspect_since
+        else:
+            return
+        self._changed_at[member] = seen_at
+
     def _note_failures(self, member: str, failures: int | None, carrier: bool, now: float) -> None:
-        """A link failure count that moved since the last look is a carrier loss the agent
-        did not see (the link came back between two looks)."""
+        """A link failure count higher than any seen before is a carrier loss the agent did
+        not see (the link came back between two looks)."""
         if failures is None:
             return
         before = self._failures.get(member)
+        if before is not None and failures <= before:
+            return
         self._failures[member] = failures
-        if before is not None and failures != before and member not in self._suspect:
-            self._suspect[member] = now if carrier else math.inf
+        if before is not None and member not in self._suspect:
+            self._mark(member, now if carrier else math.inf, now)
 
 
 FRESHNESS = Freshness()

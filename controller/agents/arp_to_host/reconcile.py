@@ -33,8 +33,11 @@ def reconcile(
     has no usable neighbour."""
     table = int(config["table"])
     segments = config.get("segments") or {}
+    links_at = time.monotonic()  # the look's moment (freshness): the pass judges it twice
     links = kernel._ip_json("-d", "link", "show") if segments else []
-    not_here = unserved_hosts(segments, serving_bonds(links, segments) | serving_now(segments))
+    not_here = unserved_hosts(
+        segments, serving_bonds(links, segments, links_at) | serving_now(segments)
+    )
     entries = kernel._ip_json("-4", "neigh", "show")
     now = time.monotonic()
     if synced is not None and synced.apply(entries, ask_zebra, now, frozenset(not_here)):
@@ -49,7 +52,7 @@ def reconcile(
         ports.learn()
         ports.remember(neighs)
     # a bond GateWatch opened since ``links`` was read serves: never gate it again here
-    serving = serving_bonds(links, segments) | serving_now(segments)
+    serving = serving_bonds(links, segments, links_at) | serving_now(segments)
     unserved = unserved_hosts(segments, serving) if config.get("withdraw_unserved", True) else set()
     want = {(str(n["dst"]), str(n["dev"])) for n in neighs if str(n["dst"]) not in unserved}
     have = present(table)

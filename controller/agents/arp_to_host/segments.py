@@ -23,6 +23,7 @@ member's LACP states say is believed only once they postdate its last carrier lo
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from . import journal
@@ -51,10 +52,13 @@ def lacp_serves(actor: int | None, partner: int | None) -> bool:
     )
 
 
-def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[str]:
+def serving_bonds(
+    links: list[dict[str, Any]], segments: dict[str, Any], seen_at: float | None = None
+) -> set[str]:
     """The ES bonds whose member has carrier and serves (``lacp_serves``: the partner may
     say so a moment before this end does; a bond sends nothing on a port that is not
-    distributing): ``links`` is ``ip -d -j link show``'s output."""
+    distributing): ``links`` is ``ip -d -j link show``'s output, read at ``seen_at``
+    (monotonic; now if None), which ``freshness`` weighs against fresher looks."""
     by_name = {str(link.get("ifname", "")): link for link in links}
     serving = set()
     for bond, segment in segments.items():
@@ -71,6 +75,7 @@ def serving_bonds(links: list[dict[str, Any]], segments: dict[str, Any]) -> set[
             "LOWER_UP" in member.get("flags", []),
             failures if isinstance(failures, int) else None,
             lacp_serves(actor, partner),
+            seen_at,
         ):
             serving.add(bond)
     return serving
@@ -132,17 +137,18 @@ def port_states(member: str, root: str = SYSFS_NET) -> tuple[int | None, int | N
     return actor, partner
 
 
-def _believe(member: str, root: str, says_serving: bool) -> bool:
-    """``says_serving``, unless the member has no carrier or its states may predate its
-    last carrier loss (``freshness``)."""
+def _believe(member: str, root: str, says_serving: bool, seen_at: float) -> bool:
+    """``says_serving`` (sysfs read from ``seen_at`` on), unless the member has no carrier
+    or its states may predate its last carrier loss (``freshness``)."""
     carrier = _sysfs_int(f"{root}/{member}/carrier") == 1
     failures = _sysfs_int(f"{root}/{member}/bonding_slave/link_failure_count")
-    return FRESHNESS.believe(member, carrier, failures, says_serving)
+    return FRESHNESS.believe(member, carrier, failures, says_serving, seen_at)
 
 
 def lacp_serving_now(member: str, root: str = SYSFS_NET) -> bool:
     """The member has carrier and serves (``lacp_serves``, sysfs of the bond slave)."""
-    return _believe(member, root, lacp_serves(*port_states(member, root)))
+    seen_at = time.monotonic()
+    return _believe(member, root, lacp_serves(*port_states(member, root)), seen_at)
 
 
 def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
@@ -152,6 +158,7 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
     itself (coupled), and the LACPDU that says it collects may come only with the one that
     says it distributes (Linux sends at most 3 a second): a gate that waited for it opened
     after the server's first frames (75 ms of its flow lost on the 6.1 lab, 2026-12-04)."""
+    seen_at = time.monotonic()
     actor, partner = port_states(member, root)
     return _believe(
         member,
@@ -161,6 +168,7 @@ def ready_for_the_server(member: str, root: str = SYSFS_NET) -> bool:
         and actor & LACP_SERVING == LACP_SERVING
         and partner & LACP_SYNC == LACP_SYNC
         and not partner & LACP_DEFAULTED,
+        seen_at,
     )
 
 
