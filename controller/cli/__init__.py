@@ -10,6 +10,7 @@ Only this package prints; the library returns data or raises typed errors.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -86,10 +87,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Command name -> (its module, holding a Typer ``app``; its one-line summary)."""
 
 
+def unwrapped(help_text: str | None) -> str | None:
+    """A command's docstring with each paragraph on one line: typer (0.29) prints the line
+    breaks of the paragraphs after the first as they are, which a terminal then wraps a
+    second time (a long line, then a word alone on the next). A paragraph that starts with
+    click's no-rewrap marker (``\\b``) keeps its lines."""
+    if not help_text:
+        return help_text
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split("\n")) for p in paragraphs)
+
+
 def load_command(name: str) -> Any:
     """The click command of ``name``, from its module's Typer app (imported now)."""
     command = typer.main.get_command(importlib.import_module(COMMANDS[name][0]).app)
     command.name = name
+    command.help = unwrapped(command.help)
+    for sub in getattr(command, "commands", {}).values():  # groups: lab, hosts
+        sub.help = unwrapped(sub.help)
     return command
 
 
