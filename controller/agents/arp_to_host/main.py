@@ -18,6 +18,7 @@ from .heal import EviHeal
 from .journal import SYSLOG_IDENT
 from .pacing import Pacer
 from .reconcile import reconcile
+from .refresh import Refresh
 from .synced import Synced
 
 
@@ -28,13 +29,14 @@ def main(path: str) -> None:
     journal.log(f"started with {path}")  # a deploy that changed what it reads, or a boot
     ports = Ports(config["bridge"]) if config.get("withdraw_on_carrier_loss") else None
     synced = Synced(config["evpn_svis"]) if config.get("evpn_svis") else None
+    segments = config.get("segments") or {}
+    refresh = Refresh(set(config["evpn_svis"].values())) if synced and segments else None
     monitor = subprocess.Popen(
         ["ip", "monitor", "label", "link", "neigh"], stdout=subprocess.PIPE, bufsize=0
     )
     assert monitor.stdout is not None
     fd = monitor.stdout.fileno()
     pacer = Pacer()
-    segments = config.get("segments") or {}
     watch = GateWatch(segments) if segments else None
     if watch is not None:
         watch.start()  # an opened gate raises the bond's carrier: a link event, so a pass
@@ -57,7 +59,8 @@ def main(path: str) -> None:
         now = time.monotonic()
         run, ask_zebra = pacer.due(now)
         if run:
-            missing = reconcile(config, ports, synced, ask_zebra=ask_zebra and synced is not None)
+            asking = ask_zebra and synced is not None
+            missing = reconcile(config, ports, synced, ask_zebra=asking, refresh=refresh)
             zebra_by = float("inf") if synced is None else synced.next_ask(time.monotonic())
             pacer.done(now, ask_zebra, missing, zebra_by)
             if watch is not None:

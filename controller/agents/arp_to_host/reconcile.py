@@ -8,6 +8,7 @@ from typing import Any
 from . import journal, kernel
 from .carrier import Ports, flush_behind_down_ports
 from .kernel import PROTO, neighbours, present
+from .refresh import Refresh
 from .segments import bond_gates, serving_bonds, serving_now, unserved_hosts
 from .synced import Synced
 
@@ -28,9 +29,10 @@ def reconcile(
     ports: Ports | None,
     synced: Synced | None = None,
     ask_zebra: bool = True,
+    refresh: Refresh | None = None,
 ) -> bool:
-    """One pass: synced neighbours, host routes. True if a server of a local segment still
-    has no usable neighbour."""
+    """One pass: synced neighbours, host routes, the refresh of what this leaf verified
+    (``refresh``). True if a server of a local segment still has no usable neighbour."""
     table = int(config["table"])
     segments = config.get("segments") or {}
     links_at = time.monotonic()  # the look's moment (freshness): the pass judges it twice
@@ -59,6 +61,9 @@ def reconcile(
     batch = bond_gates(links, segments, serving)
     for line in batch:  # the agent's log (stdout and syslog): when each bond was gated or opened
         journal.log(line)
+    if refresh is not None:
+        served = {str(h) for bond in serving for h in segments[bond]["hosts"]}
+        batch += refresh.lines(entries, served)
     batch += [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
         for dst, dev in sorted(want - have)
