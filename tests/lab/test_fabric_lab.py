@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from controller.agents.arp_to_host.zebra import HANDBACK_HOLD_S
 from controller.deploy import DeviceOutcome, deploy
 from controller.drain import DrainRefused, drain, undrain
 from controller.lab import LabSession, run_probe, stop_probe
@@ -290,6 +291,49 @@ def test_evpn_mh_leaf_withdraws_a_server_it_no_longer_serves(lab: Lab) -> None:
     assert mii == "UP" and lacp is not None and lacp & SERVER_COLLECTS == SERVER_COLLECTS, (
         f"the /32 came back while {srv.name} still held {port} out: {server_said}"
     )
+
+
+def test_evpn_mh_leaf_keeps_reachable_a_server_it_verified(lab: Lab) -> None:
+    """EVPN-MH: zebra advertises a local neighbour to the pair as active only while the kernel
+    holds it REACHABLE, and an entry nothing is sent through stays STALE (a drained leaf's
+    hand-off: the pair then handed its entry back to a kernel whose probes the server never
+    answers; 223 packets lost in the rolling-apply bench). On the leaf that verifies the
+    server (its entry is the kernel's, the pair holds the agent's), the entry is made
+    REACHABLE, then STALE as the kernel's timer makes it, with no traffic to the server: the
+    agent has the kernel probe it, and the server's answer makes it REACHABLE again, within
+    the pair's hold (HANDBACK_HOLD_S)."""
+    if lab.mode != "evpn-mh":
+        pytest.skip("EVPN-MH's synced neighbours; dual-ARP leaves verify every server")
+    srv = lab.fabric.servers[0]
+    nic = srv.nics[0]
+    leaves = sorted(
+        {lk.z_device for lk in lab.fabric.links_by_device[srv.name] if lk.a_port in nic.ports}
+    )
+    with lab.session() as s:
+        deadline = time.monotonic() + 60
+        while True:  # the leaf whose entry is the kernel's (the pair's is the agent's NOARP)
+            entries = {leaf: _neigh(s, leaf, nic.ip) for leaf in leaves}
+            own = [leaf for leaf, e in entries.items() if e and "extern_learn" not in e]
+            if len(own) == 1:
+                break
+            assert time.monotonic() < deadline, entries
+            time.sleep(0.5)
+        (verifier,) = own
+        mac, svi = entries[verifier]["lladdr"], entries[verifier]["dev"]
+        states = []
+        for nud in ("probe", "stale"):  # verified here (the agent sees it), then left unused
+            s.check(verifier, f"ip neigh replace {nic.ip} lladdr {mac} dev {svi} nud {nud}")
+            start = time.monotonic()
+            while time.monotonic() - start < 10:
+                time.sleep(0.2)
+                states = _neigh(s, verifier, nic.ip).get("state", [])
+                if "REACHABLE" in states:
+                    break
+            took = time.monotonic() - start
+            print(f"\n{verifier}: {srv.name}'s entry set {nud}: {states} after {took:.1f} s")
+            # before the pair's agent hands its own entry back (zebra: inactive meanwhile)
+            assert "REACHABLE" in states and took < HANDBACK_HOLD_S, (verifier, nud, states, took)
+            time.sleep(2)  # a pass of the agent sees it REACHABLE
 
 
 def test_evpn_mh_leaf_sends_to_the_pair_while_its_es_link_is_down(lab: Lab) -> None:

@@ -24,6 +24,18 @@ def segment_hosts_missing(config: dict[str, Any], neighs: list[dict[str, Any]]) 
     )
 
 
+def probe_unused(
+    refresh: Refresh, entries: list[dict[str, Any]], segments: dict[str, Any], not_here: set[str]
+) -> None:
+    """Has the kernel probe at once what this leaf verified and no longer uses (``refresh``),
+    before the pass asks zebra (seconds in a loaded guest): zebra counts the entry inactive
+    until it is REACHABLE again, and the pair hands its own back after HANDBACK_HOLD_S."""
+    served = {str(h) for segment in segments.values() for h in segment["hosts"]} - not_here
+    probes = refresh.lines(entries, served)
+    if probes:
+        kernel._ip_batch(probes)
+
+
 def reconcile(
     config: dict[str, Any],
     ports: Ports | None,
@@ -41,6 +53,8 @@ def reconcile(
         segments, serving_bonds(links, segments, links_at) | serving_now(segments)
     )
     entries = kernel._ip_json("-4", "neigh", "show")
+    if refresh is not None:
+        probe_unused(refresh, entries, segments, not_here)
     now = time.monotonic()
     if synced is not None and synced.apply(entries, ask_zebra, now, frozenset(not_here)):
         entries = kernel._ip_json("-4", "neigh", "show")
@@ -61,9 +75,6 @@ def reconcile(
     batch = bond_gates(links, segments, serving)
     for line in batch:  # the agent's log (stdout and syslog): when each bond was gated or opened
         journal.log(line)
-    if refresh is not None:
-        served = {str(h) for bond in serving for h in segments[bond]["hosts"]}
-        batch += refresh.lines(entries, served)
     batch += [
         f"route replace {dst}/32 dev {dev} table {table} proto {PROTO}"
         for dst, dev in sorted(want - have)
