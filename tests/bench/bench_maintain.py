@@ -14,7 +14,8 @@ differs; the drains, the health wait, the confirm step and the gates run for eve
 ``--timers 4/12`` makes it a real change: the lab is deployed with its intent, then the
 intent with those BGP timers is rolled out, so every switch's commit changes it (under
 commit-confirm, at its action step; each drain keeps what the switch runs), and after the
-last wave every switch is checked to run the new intent.
+last wave every switch it took is checked to run the new intent (and, with ``--plane`` or
+``--role``, every other to run the old one).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def run_mode(
                 return False
         print(f"{mode} {action}: {len(waves)} waves in {time.monotonic() - began:.0f} s")
         if target is not fabric:
-            ok = runs_everywhere(target, reach) and ok
+            rolled = {name for wave in waves for name in wave.switches}
+            ok = runs_where_rolled(fabric, target, reach, rolled) and ok
         return ok
     finally:
         if not keep:
@@ -99,18 +101,31 @@ def changed(fabric: Fabric, timers: str | None) -> Fabric:
     return build_fabric(fabric.intent.model_copy(update={"bgp_timers": bgp}))
 
 
-def runs_everywhere(target: Fabric, reach: Any) -> bool:
-    """Every switch runs ``target`` (a dry-run deploy changes nothing) and is recorded so."""
-    outcomes = deploy(target, reach.access, reach.state, dry_run=True)
-    differ = sorted(n for n, o in outcomes.items() if not o.ok or o.changed)
-    unrecorded = sorted(
-        n for n in outcomes if deployed.intent_running(reach.state, n) != target.intent
-    )
-    print(
-        f"after the rollout: {len(outcomes) - len(differ)} of {len(outcomes)} switches run "
-        f"the new intent; differ: {differ or 'none'}; not recorded: {unrecorded or 'none'}"
-    )
-    return not differ and not unrecorded
+def runs_where_rolled(fabric: Fabric, target: Fabric, reach: Any, rolled: set[str]) -> bool:
+    """Each switch the rollout took (``rolled``: all of them, or those of ``--plane`` and
+    ``--role``) runs ``target`` and is recorded so; every other still runs ``fabric``, the
+    intent it was deployed with (a dry-run deploy of that intent changes nothing there)."""
+    ok = True
+    for intent, names, what in (
+        (target, rolled, "the new intent"),
+        (fabric, set(target.switch_by_name) - rolled, "the intent it was deployed with"),
+    ):
+        if not names:
+            continue
+        outcomes = {
+            n: o for n, o in deploy(intent, reach.access, reach.state, dry_run=True).items()
+            if n in names
+        }  # fmt: skip
+        differ = sorted(n for n, o in outcomes.items() if not o.ok or o.changed)
+        unrecorded = sorted(
+            n for n in outcomes if deployed.intent_running(reach.state, n) != intent.intent
+        )
+        print(
+            f"after the rollout: {len(outcomes) - len(differ)} of {len(outcomes)} switches run "
+            f"{what}; differ: {differ or 'none'}; not recorded: {unrecorded or 'none'}"
+        )
+        ok = ok and not differ and not unrecorded
+    return ok
 
 
 def losses(per_flow: list[dict[str, Any]]) -> list[dict[str, Any]]:
