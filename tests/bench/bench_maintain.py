@@ -112,10 +112,8 @@ def runs_where_rolled(fabric: Fabric, target: Fabric, reach: Any, rolled: set[st
     ):
         if not names:
             continue
-        outcomes = {
-            n: o for n, o in deploy(intent, reach.access, reach.state, dry_run=True).items()
-            if n in names
-        }  # fmt: skip
+        found = deploy(intent, reach.access, reach.state, dry_run=True)
+        outcomes = {n: o for n, o in found.items() if n in names}
         differ = sorted(n for n, o in outcomes.items() if not o.ok or o.changed)
         unrecorded = sorted(
             n for n in outcomes if deployed.intent_running(reach.state, n) != intent.intent

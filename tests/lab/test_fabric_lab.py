@@ -21,6 +21,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -306,19 +307,10 @@ def test_evpn_mh_leaf_keeps_reachable_a_server_it_verified(lab: Lab) -> None:
         pytest.skip("EVPN-MH's synced neighbours; dual-ARP leaves verify every server")
     srv = lab.fabric.servers[0]
     nic = srv.nics[0]
-    leaves = sorted(
-        {lk.z_device for lk in lab.fabric.links_by_device[srv.name] if lk.a_port in nic.ports}
-    )
     with lab.session() as s:
-        deadline = time.monotonic() + 60
-        while True:  # the leaf whose entry is the kernel's (the pair's is the agent's NOARP)
-            entries = {leaf: _neigh(s, leaf, nic.ip) for leaf in leaves}
-            own = [leaf for leaf, e in entries.items() if e and "extern_learn" not in e]
-            if len(own) == 1:
-                break
-            assert time.monotonic() < deadline, entries
-            time.sleep(0.5)
-        (verifier,) = own
+        # the leaf whose entry is the kernel's (the pair's is the agent's NOARP)
+        leaves = _nic_leaves(lab, srv.name, nic.ports)
+        verifier, entries = _the_one_leaf(s, leaves, nic.ip, _kernels_own, timeout=60)
         mac, svi = entries[verifier]["lladdr"], entries[verifier]["dev"]
         states = []
         for nud in ("probe", "stale"):  # verified here (the agent sees it), then left unused
@@ -434,6 +426,36 @@ def _neigh(s: LabSession, leaf: str, address: str) -> dict[str, Any]:
     return entries[0] if entries else {}
 
 
+def _nic_leaves(lab: Lab, server: str, ports: tuple[str, ...]) -> list[str]:
+    """The leaves a server's NIC (its ``ports``) is cabled to."""
+    links = lab.fabric.links_by_device[server]
+    return sorted({lk.z_device for lk in links if lk.a_port in ports})
+
+
+def _the_one_leaf(
+    s: LabSession,
+    leaves: list[str],
+    address: str,
+    which: Callable[[dict[str, Any]], bool],
+    timeout: float,
+) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The one leaf whose kernel neighbour of ``address`` is ``which`` kind, once only one
+    is (and every leaf's entry then); fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        entries = {leaf: _neigh(s, leaf, address) for leaf in leaves}
+        found = [leaf for leaf, entry in entries.items() if which(entry)]
+        if len(found) == 1:
+            return found[0], entries
+        assert time.monotonic() < deadline, entries
+        time.sleep(0.5)
+
+
+def _kernels_own(entry: dict[str, Any]) -> bool:
+    """An entry of the kernel's, whatever its state (not the agent's extern_learn NOARP)."""
+    return bool(entry) and "extern_learn" not in entry
+
+
 def _verified_by_kernel(entry: dict[str, Any]) -> bool:
     """Learned by this leaf's own ARP: neither the agent's entry (extern_learn) nor zebra's
     install of the pair's sync (proto zebra), and valid."""
@@ -469,20 +491,11 @@ def test_evpn_mh_a_server_the_pair_stopped_verifying_is_verified_again(lab: Lab)
         pytest.skip("EVPN-MH's synced neighbours; dual-ARP has no pair sync")
     srv = lab.fabric.servers[1]
     nic = srv.nics[0]
-    leaves = sorted(
-        {lk.z_device for lk in lab.fabric.links_by_device[srv.name] if lk.a_port in nic.ports}
-    )
+    leaves = _nic_leaves(lab, srv.name, nic.ports)
     assert len(leaves) == 2, leaves
     with lab.session() as s:
-        deadline = time.monotonic() + 90
-        while True:  # the leaf that verifies it now (not while the pair re-probes it)
-            entries = {leaf: _neigh(s, leaf, nic.ip) for leaf in leaves}
-            verifying = [leaf for leaf, e in entries.items() if _verified_by_kernel(e)]
-            if len(verifying) == 1:
-                break
-            assert time.monotonic() < deadline, entries
-            time.sleep(0.5)
-        (verifier,) = verifying
+        # the leaf that verifies it now (not while the pair re-probes it)
+        verifier, entries = _the_one_leaf(s, leaves, nic.ip, _verified_by_kernel, timeout=90)
         mac = str(entries[verifier]["lladdr"])
         svi = str(entries[verifier]["dev"])
         s.root_run(f"ip -n {lab.prefix}{verifier} neigh del {nic.ip} dev {svi}")
