@@ -308,10 +308,16 @@ def test_evpn_mh_leaf_keeps_reachable_a_server_it_verified(lab: Lab) -> None:
     srv = lab.fabric.servers[0]
     nic = srv.nics[0]
     with lab.session() as s:
-        # the leaf whose entry is the kernel's (the pair's is the agent's NOARP)
+        # the leaf whose entry is the kernel's (the pair's is the agent's NOARP); just after
+        # a link came back, that may be the leaf that verified the server while it was down:
+        # asked now, the server answers through the port its bond hashes the gateway MAC to,
+        # and that leaf verifies it (a run of 2026-12-07 measured the other one's: the
+        # pair took the answer and its agent installed its own entry after 10.4 s)
         leaves = _nic_leaves(lab, srv.name, nic.ports)
-        verifier, entries = _the_one_leaf(s, leaves, nic.ip, _kernels_own, timeout=60)
-        mac, svi = entries[verifier]["lladdr"], entries[verifier]["dev"]
+        asked, entries = _the_one_leaf(s, leaves, nic.ip, _kernels_own, timeout=60)
+        mac, svi = entries[asked]["lladdr"], entries[asked]["dev"]
+        s.check(asked, f"ip neigh replace {nic.ip} lladdr {mac} dev {svi} nud probe")
+        verifier, entries = _the_one_leaf(s, leaves, nic.ip, _reachable_here, timeout=30)
         states = []
         for nud in ("probe", "stale"):  # verified here (the agent sees it), then left unused
             s.check(verifier, f"ip neigh replace {nic.ip} lladdr {mac} dev {svi} nud {nud}")
@@ -322,7 +328,10 @@ def test_evpn_mh_leaf_keeps_reachable_a_server_it_verified(lab: Lab) -> None:
                 if "REACHABLE" in states:
                     break
             took = time.monotonic() - start
-            print(f"\n{verifier}: {srv.name}'s entry set {nud}: {states} after {took:.1f} s")
+            print(
+                f"\n{verifier} (asked {asked}): {srv.name}'s entry set {nud}: {states} "
+                f"after {took:.1f} s"
+            )
             # before the pair's agent hands its own entry back (zebra: inactive meanwhile)
             assert "REACHABLE" in states and took < HANDBACK_HOLD_S, (verifier, nud, states, took)
             time.sleep(2)  # a pass of the agent sees it REACHABLE
@@ -447,13 +456,29 @@ def _the_one_leaf(
         found = [leaf for leaf, entry in entries.items() if which(entry)]
         if len(found) == 1:
             return found[0], entries
-        assert time.monotonic() < deadline, entries
+        assert time.monotonic() < deadline, _brief(entries)
         time.sleep(0.5)
+
+
+def _brief(entries: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each leaf's entry as ``STATES proto P [extern_learn]``, for a failure message."""
+    return {
+        leaf: " ".join(
+            [",".join(e.get("state", [])) or "none", f"proto {e.get('protocol', '-')}"]
+            + (["extern_learn"] if "extern_learn" in e else [])
+        )
+        for leaf, e in entries.items()
+    }
 
 
 def _kernels_own(entry: dict[str, Any]) -> bool:
     """An entry of the kernel's, whatever its state (not the agent's extern_learn NOARP)."""
     return bool(entry) and "extern_learn" not in entry
+
+
+def _reachable_here(entry: dict[str, Any]) -> bool:
+    """An entry of the kernel's that it holds REACHABLE: the server answered this leaf."""
+    return _kernels_own(entry) and "REACHABLE" in entry.get("state", [])
 
 
 def _verified_by_kernel(entry: dict[str, Any]) -> bool:
@@ -480,13 +505,13 @@ def test_evpn_mh_a_server_the_pair_stopped_verifying_is_verified_again(lab: Lab)
     one leaf's kernel must hold a verified entry, and both the /32.
 
     Within 120 s: the lost leaf verified the server again 4.7 s after in one run and 66.5 s
-    in another (2026-12-06); CI (2026-12-06) found after 60 s the pair's entry REACHABLE
-    with ``proto zebra`` and the lost leaf holding the agent's entry: zebra's own install of a
-    sync, or an entry it created that the kernel verified since (a neighbour keeps the
-    protocol it was created with). The first counts as the pair's activity until it goes
-    STALE (base_reachable_time 30 s: up to 45 s), then the lost leaf's hold (6 s) and its
-    probe; 120 s bounds that path. The failure message gives each change of the two
-    entries, to tell which it was."""
+    in another (2026-12-06). CI found after 60 s the pair's entry REACHABLE with ``proto
+    zebra`` and the lost leaf holding the agent's entry (2026-12-06), and the next CI found
+    no verifying leaf at the start for 90 s, one leaf's entry ``proto zebra`` again
+    (2026-12-07): an entry zebra once installed that the agent's lines, naming no protocol,
+    had kept ``proto zebra`` through its hand-back and the kernel's verification. The agent
+    names its own protocol since (``kernel.PROTO``), so ``proto zebra`` is zebra's write.
+    The failure message gives each change of the two entries."""
     if lab.mode != "evpn-mh":
         pytest.skip("EVPN-MH's synced neighbours; dual-ARP has no pair sync")
     srv = lab.fabric.servers[1]
@@ -511,7 +536,8 @@ def test_evpn_mh_a_server_the_pair_stopped_verifying_is_verified_again(lab: Lab)
                 took = time.monotonic() - start
                 break
             if time.monotonic() - start > 120:
-                pytest.fail(f"{nic.ip} not verified again in 120 s (/32s {routes}): {timeline}")
+                changes = [(t, _brief(e)) for t, e in timeline]
+                pytest.fail(f"{nic.ip} not verified again in 120 s (/32s {routes}): {changes}")
             time.sleep(0.5)
     assert all(str(e.get("lladdr")) == mac for e in entries.values()), entries
     print(f"\n{nic.ip}: {verifier} lost it; {again[0]} verified it again {took:.1f} s later")

@@ -425,3 +425,37 @@ ip -n {leaf_ns} neigh replace 10.9.0.5 lladdr 02:00:00:00:00:05 dev br0 nud prob
     time.sleep(5.0)
     assert state("10.9.0.5") & kernel.DEAD_STATES, "the default budget is over by now"
     assert not state("10.9.1.2") & kernel.DEAD_STATES, state("10.9.1.2")
+
+
+def test_an_entry_zebra_installed_reads_as_verified_here_once_this_kernel_verified_it(
+    leaf: tuple[str, str],
+) -> None:
+    """zebra installs a synced server STALE with ``proto zebra``; the agent puts its own entry
+    over it and later hands that back to the kernel, which probes the server and is answered.
+    The kernel keeps a neighbour's protocol through updates that name none, so with lines
+    that named none the entry this leaf had just verified still read ``proto zebra``: zebra's
+    install to ``_verified_here``, and to the lab test that looks for the verifying leaf (it
+    found none for 90 s in CI, 2026-12-07). The agent's lines name its own protocol."""
+    from controller.agents.arp_to_host import synced, zebra
+
+    leaf_ns, srv_ns = leaf
+    mac = json.loads(sh(f"ip -n {srv_ns} -j link show eth0"))[0]["address"]
+
+    def entry() -> dict[str, object]:
+        out = json.loads(sh(f"ip -n {leaf_ns} -j -4 neigh show 10.9.0.2 dev br0") or "[]")
+        return dict(out[0]) if out else {}
+
+    sh(f"ip -n {leaf_ns} neigh replace 10.9.0.2 lladdr {mac} dev br0 nud stale proto zebra")
+    assert not zebra._verified_here(entry()), entry()
+    lines = [synced.install_line("10.9.0.2", mac, "br0"), synced.probe_line("10.9.0.2", mac, "br0")]
+    subprocess.run(
+        ["ip", "-n", leaf_ns, "-force", "-batch", "-"],
+        input="\n".join(lines) + "\n",
+        text=True,
+        check=True,
+    )
+    deadline = time.monotonic() + 5
+    while "REACHABLE" not in kernel._states(entry()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert zebra._verified_here(entry()), entry()
+    assert entry().get("protocol") == kernel.PROTO

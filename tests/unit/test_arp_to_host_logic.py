@@ -360,6 +360,11 @@ def test_render_gives_each_segment_its_esi_and_es_id() -> None:
             assert seg["esi"].startswith("03:")
 
 
+SERVER_ENTRY = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001"
+PROBE_LINE = f"{SERVER_ENTRY} proto static nud probe"
+"""The agent's hand-back of srv0001 on vlan1001 (``synced.probe_line``)."""
+NOARP_LINE = f"{SERVER_ENTRY} proto static extern_learn nud noarp"
+"""The agent's own entry of it (``synced.install_line``)."""
 ZEBRA_STALE = {"dst": "10.100.0.2", "dev": "vlan1001", "lladdr": "f6:39:47:bf:45:01"}
 
 
@@ -413,9 +418,7 @@ def test_synced_entry_zebra_put_back_as_stale_is_replaced_at_once(
     """At its hold timer's end zebra re-installs the synced neighbour STALE; left so, the
     kernel probes it and, with this leaf's link to the server down, fails it 8 s later."""
     kernel = [{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}]
-    replace = (
-        "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"
-    )
+    replace = NOARP_LINE
     assert _synced_batches(monkeypatch, kernel) == [[replace], [replace]]
 
 
@@ -437,9 +440,7 @@ def test_an_entry_this_leaf_cannot_verify_takes_the_pairs_word(
     whenever the server's ARP hashes to the pair, so the agent's entry replaces it."""
     synced, batches = _synced(monkeypatch)
     synced.apply([{**ZEBRA_STALE, "state": [state]}], ask_zebra=True)
-    assert batches == [
-        ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"]
-    ]
+    assert batches == [[NOARP_LINE]]
 
 
 def test_synced_entry_a_restarted_agent_finds_is_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -693,7 +694,7 @@ def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
     synced.installed = dict(ZEBRA_SYNCED)
     ours = [{**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}]
     assert synced.apply(ours, ask_zebra=True, now=50.0)
-    assert batches == [["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]]
+    assert batches == [[PROBE_LINE]]
     assert synced.installed == {}
     # zebra is asked at every pass while the kernel probes it ...
     assert synced.next_ask(51.0) == 51.0 + pacing.NEIGH_EVENT_S
@@ -712,7 +713,7 @@ def test_an_entry_the_pair_no_longer_verifies_goes_back_to_the_kernel(
     # a restarted agent's entry it never installed itself goes back too
     fresh, batches = _synced(monkeypatch, verified=False)
     fresh.apply(ours, ask_zebra=True, now=0.0)
-    assert batches == [["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]]
+    assert batches == [[PROBE_LINE]]
     # the kernel's own entries, and zebra's, are the kernel's to verify already
     for kernel in (
         [{**ZEBRA_STALE, "state": ["STALE"]}],
@@ -762,7 +763,7 @@ def test_an_entry_zebra_no_longer_lists_is_removed(monkeypatch: pytest.MonkeyPat
     synced.apply([], ask_zebra=True)
     assert batches == [
         [
-            "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp",
+            NOARP_LINE,
             "neigh del 10.100.0.9 dev vlan1001",
         ]
     ]
@@ -936,7 +937,7 @@ def test_heard_server_with_the_agents_entry_is_handed_back_to_probe() -> None:
     ignored it, so the entry goes back to the kernel, which probes and gets the answer here."""
     ours = {**ZEBRA_STALE, "state": ["NOARP"], "extern_learn": None}
     lines = agent_synced.hand_back_heard([ours], "10.100.0.2", "f6:39:47:bf:45:01", {"vlan1001"})
-    assert lines == ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]
+    assert lines == [PROBE_LINE]
     for kernel in (
         {**ZEBRA_STALE, "state": ["REACHABLE"]},  # the kernel took the ARP itself
         {**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"},
@@ -959,9 +960,7 @@ def test_arp_watch_hands_back_once_a_second_and_quiets_the_pass(
     watch = arpwatch.ArpWatch(SEGMENTS, synced, tap=lambda member: None)
     watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.0)
     watch.heard("10.100.0.2", "f6:39:47:bf:45:01", 10.5)  # the same burst: not again
-    assert batches[1:] == [
-        ["neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"]
-    ]
+    assert batches[1:] == [[PROBE_LINE]]
     probing = [{**ZEBRA_STALE, "state": ["PROBE"]}]
     assert not synced.apply(probing, ask_zebra=False, now=10.6)
     assert synced.installed == {} and synced.next_ask(10.6) == 10.6 + pacing.NEIGH_EVENT_S
@@ -978,7 +977,7 @@ def test_a_server_zebra_knows_and_this_kernel_does_not_is_probed(
     the pair. The agent creates it in PROBE with zebra's MAC, so the kernel asks the server
     at once; no /32 until it answers, and no second probe within PROBE_AGAIN_S."""
     synced, batches = _synced(monkeypatch, verified=False)
-    probe = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
+    probe = PROBE_LINE
     assert synced.apply([{**ZEBRA_STALE, "state": ["FAILED"]}], ask_zebra=True, now=0.0)
     assert synced.apply([], ask_zebra=True, now=agent_synced.PROBE_AGAIN_S)
     assert not synced.apply([], ask_zebra=True, now=agent_synced.PROBE_AGAIN_S + 1)
@@ -1001,7 +1000,7 @@ def test_a_server_this_leaf_cannot_verify_is_installed_on_zebras_word(
     at once, the agent's entry is not handed back, and a lost one is installed, not probed,
     whether the pair verifies the server yet or not (it hears all its ARP: ArpWatch)."""
     synced, batches = _synced(monkeypatch, verified=False)
-    noarp = "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 extern_learn nud noarp"
+    noarp = NOARP_LINE
     cannot = frozenset({"10.100.0.2"})
     zebra_stale = [{**ZEBRA_STALE, "state": ["STALE"], "protocol": "zebra"}]
     synced.apply([], ask_zebra=True, now=0.0, cannot_verify=cannot)  # lost: installed
@@ -1012,9 +1011,7 @@ def test_a_server_this_leaf_cannot_verify_is_installed_on_zebras_word(
     assert batches == [[noarp], [noarp]]
     # its bond serves it again: the pair does not verify it, so it goes back to the kernel
     assert synced.apply(ours, ask_zebra=True, now=3.0)
-    assert batches[-1] == [
-        "neigh replace 10.100.0.2 lladdr f6:39:47:bf:45:01 dev vlan1001 nud probe"
-    ]
+    assert batches[-1] == [PROBE_LINE]
 
 
 def test_agent_log_line_goes_to_stdout_with_the_time_and_to_syslog(

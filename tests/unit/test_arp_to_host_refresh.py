@@ -14,7 +14,7 @@ from controller.agents.arp_to_host import reconcile as agent_reconcile
 from controller.agents.arp_to_host.refresh import Refresh
 
 MAC = "86:5c:7c:60:a1:20"
-PROBE = f"neigh replace 10.100.0.2 lladdr {MAC} dev vlan1001 nud probe"
+PROBE = f"neigh replace 10.100.0.2 lladdr {MAC} dev vlan1001 proto static nud probe"
 
 
 def entry(*states: str, dst: str = "10.100.0.2", **extra: Any) -> dict[str, Any]:

@@ -9,6 +9,13 @@ from typing import Any
 
 DEAD_STATES = {"FAILED", "INCOMPLETE", "NONE"}
 PROTO = "static"
+"""The protocol of every route and neighbour the agent writes. The kernel keeps a
+neighbour's protocol through every later update that names none (net/core/neighbour.c,
+``neigh_add``: it is set only when given), so without it an entry zebra once installed kept
+``proto zebra`` through the agent's own entry, its hand-back and the kernel's verification,
+and a server this leaf had verified read as zebra's install to the agent
+(``zebra._verified_here``) and to the lab tests (CI, 2026-12-06 and 2026-12-07). Named on
+each write, ``proto zebra`` means zebra wrote the entry last."""
 
 
 def _json(*cmd: str) -> list[dict[str, Any]]:

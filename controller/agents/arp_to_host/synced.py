@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from . import journal, kernel, zebra
-from .kernel import DEAD_STATES, _states
+from .kernel import DEAD_STATES, PROTO, _states
 from .pacing import NEIGH_EVENT_S
 from .zebra import (
     EVPN_SETTLE_S,
@@ -54,7 +54,12 @@ probes 1 s apart), so an unanswered probe never counts as answered (``Synced.unp
 def probe_line(address: str, mac: str, svi: str) -> str:
     """The ``ip -batch`` line that gives a neighbour to the kernel in PROBE with ``mac``: it
     forwards with it and asks the server at once (a hand-back, or a fresh probe)."""
-    return f"neigh replace {address} lladdr {mac} dev {svi} nud probe"
+    return f"neigh replace {address} lladdr {mac} dev {svi} proto {PROTO} nud probe"
+
+
+def install_line(address: str, mac: str, svi: str) -> str:
+    """The ``ip -batch`` line of the agent's own entry: externally learned, never probed."""
+    return f"neigh replace {address} lladdr {mac} dev {svi} proto {PROTO} extern_learn nud noarp"
 
 
 def agents_svi(entries: list[dict[str, Any]], svis: set[str]) -> str | None:
@@ -257,7 +262,7 @@ class Synced:
                 # meanwhile (rare, and worth a line: see EVPN_UNICAST_PROBES in the renderer)
                 journal.log(f"put back {ip} on {svi}: this leaf's probes of it had failed")
             self.handed_back.discard((ip, svi))
-            batch.append(f"neigh replace {ip} lladdr {mac} dev {svi} extern_learn nud noarp")
+            batch.append(install_line(ip, mac, svi))
             self.installed[(ip, svi)] = mac
         return batch
 
