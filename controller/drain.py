@@ -246,10 +246,13 @@ is used once its bond's hold time has passed and the leaf has relearned its serv
 
 
 def _plane_checks(op: Operation, plane: int) -> list[Check]:
-    """The plane's failing checks, once they pass or after SETTLE_S (then the last ones)."""
+    """The plane's failing checks, once they pass or after SETTLE_S (then the last ones).
+    Each switch is checked against the intent it runs: a drain carries no change of the
+    intent file (``deployed``), so what it did is judged against what the plane runs."""
     deadline = time.monotonic() + SETTLE_S
     while True:
-        failed = [c for c in verify(op.fabric, op.access, op.state, plane=plane) if not c.ok]
+        checks = verify(op.fabric, op.access, op.state, plane=plane, as_deployed=True)
+        failed = [c for c in checks if not c.ok]
         if not failed or time.monotonic() >= deadline:
             return failed
         time.sleep(5)

@@ -14,7 +14,7 @@ from typing import Any
 from nornir.core.processor import Processor
 from nornir.core.task import Result, Task
 
-from controller import platforms
+from controller import deployed, platforms
 from controller.access import FabricAccess
 from controller.connection import Limits, build_nornir
 from controller.drivers.contract import DpctlDriver
@@ -391,6 +391,25 @@ def unreachable(name: str, result: Result) -> Check:
     return Check(name, "reachable", False, "SSH + getters", str(result.exception or result.result))
 
 
+def expected(
+    fabric: Fabric, state: StateFolder, names: Sequence[str], as_deployed: bool
+) -> dict[str, tuple[Fabric, DeviceConfig]]:
+    """What each switch is checked against: the fabric of the intent given and the switch's
+    structured config in it; with ``as_deployed``, of the intent the switch runs as recorded
+    at its last deploy (``deployed.fabric_running``; the intent given where none is).
+
+    A drain changes only the drain state and a rolling ``apply`` changes one switch at a
+    time, so while the intent file is ahead of the fabric, the health of what a drain or a
+    rollout's gate touched is judged against what each switch runs: against the file, a
+    change of the lossless queues failed every switch not yet rolled (``roce-ecn``)."""
+    own = {n: deployed.fabric_running(state, fabric, n) if as_deployed else fabric for n in names}
+    result: dict[str, tuple[Fabric, DeviceConfig]] = {}
+    for each in {id(f): f for f in own.values()}.values():
+        mine = [n for n in names if own[n] is each]
+        result.update({n: (each, d) for n, d in structured_configs(each, mine).items()})
+    return result
+
+
 def verify(
     fabric: Fabric,
     access: FabricAccess,
@@ -398,14 +417,17 @@ def verify(
     plane: int | None = None,
     processors: Sequence[Processor] = (),
     reach: Limits | None = None,
+    as_deployed: bool = False,
 ) -> list[Check]:
     """The live fabric (or one plane) against the intent; progress to Nornir processors.
     ``reach``: switches read at once and timeouts (default: :class:`Limits`); a switch that
-    does not answer within them fails its "reachable" check, the others are read meanwhile."""
+    does not answer within them fails its "reachable" check, the others are read meanwhile.
+    ``as_deployed``: each switch against the intent it runs (:func:`expected`); EVPN
+    segments are still checked against the intent given."""
     names = select_devices(fabric, plane, None)
     evpn = fabric.intent.dual_leaf_mode == "evpn-mh"
     book = state.leaf_states(fabric)  # a corrupt record stops verify before any switch
-    devices = structured_configs(fabric, names)
+    devices = expected(fabric, state, names, as_deployed)
     nr = build_nornir(fabric, names, access.switches, reach=reach)
     nr = nr.with_processors(list(processors))
     try:
@@ -420,7 +442,7 @@ def verify(
             checks.append(unreachable(name, result))
             continue
         states[name] = result.result
-        checks += device_checks(fabric, devices[name], result.result, plane, book)
+        checks += device_checks(*devices[name], result.result, plane, book)
     if evpn:
         checks += check_segments(fabric, states, committed(book))
     return checks

@@ -26,9 +26,8 @@ from controller.drivers.contract import DpctlDriver
 from controller.errors import DpctlError
 from controller.facts import Fabric
 from controller.opstate import StateFolder
-from controller.render.engine import structured_configs
 from controller.traffic import check_traffic
-from controller.verify import Check, collect, device_checks, unreachable
+from controller.verify import Check, collect, device_checks, expected, unreachable
 
 HEALTHY_S = 240.0
 """How long a switch may take after its action until its checks pass (BGP sessions up,
@@ -164,11 +163,12 @@ def confirm(ctx: Context, name: str) -> StepResult:
     return StepResult(True, "nothing to confirm: the switch runs the intent")
 
 
-def switch_checks(ctx: Context, names: list[str]) -> list[Check]:
-    """verify's checks of ``names`` only (their drain states as recorded)."""
+def switch_checks(ctx: Context, names: list[str], as_deployed: bool = True) -> list[Check]:
+    """verify's checks of ``names`` only (their drain states as recorded), each switch
+    against the intent it runs (``as_deployed``) or against the rollout's."""
     evpn = ctx.fabric.intent.dual_leaf_mode == "evpn-mh"
     book = ctx.state.leaf_states(ctx.fabric)
-    devices = structured_configs(ctx.fabric, names)
+    devices = expected(ctx.fabric, ctx.state, names, as_deployed)
     nr = build_nornir(ctx.fabric, names, ctx.access.switches)
     try:
         results = nr.run(task=collect, evpn=evpn)
@@ -180,7 +180,7 @@ def switch_checks(ctx: Context, names: list[str]) -> list[Check]:
         if result.failed:
             checks.append(unreachable(name, result))
         else:
-            checks += device_checks(ctx.fabric, devices[name], result.result, None, book)
+            checks += device_checks(*devices[name], result.result, None, book)
     return checks
 
 
@@ -191,11 +191,14 @@ def _failing(checks: list[Check]) -> str:
 
 
 def healthy(ctx: Context, name: str) -> StepResult:
-    """Wait (up to ``healthy_s``) until every check of the switch passes."""
+    """Wait (up to ``healthy_s``) until every check of the switch passes: against the
+    rollout's intent after an ``apply`` (its commit is recorded only once confirmed, the
+    next step), else against the intent it runs."""
     deadline = time.monotonic() + ctx.healthy_s
     started = time.monotonic()
+    as_deployed = ctx.action != "apply"
     while True:
-        failed = [c for c in switch_checks(ctx, [name]) if not c.ok]
+        failed = [c for c in switch_checks(ctx, [name], as_deployed) if not c.ok]
         if not failed:
             return StepResult(True, data={"seconds": round(time.monotonic() - started, 1)})
         if time.monotonic() >= deadline:
