@@ -2,7 +2,7 @@
 
     python tests/bench/bench_maintain.py [--mode dual-arp|evpn-mh|both]
         [--action restart-routing|apply|reboot] [--plane N] [--role leaf|spine] [--keep]
-        [--timers KEEPALIVE/HOLD]
+        [--timers KEEPALIVE/HOLD] [--roce-mode lossless|lossy]
 
 Brings the mode's lab up (prefix DPCTL_LAB_PREFIX, default ``dqb-``), deploys both planes,
 then rolls ``--action`` over every selected switch, one wave at a time, each wave with probe
@@ -15,7 +15,9 @@ differs; the drains, the health wait, the confirm step and the gates run for eve
 intent with those BGP timers is rolled out, so every switch's commit changes it (under
 commit-confirm, at its action step; each drain keeps what the switch runs), and after the
 last wave every switch it took is checked to run the new intent (and, with ``--plane`` or
-``--role``, every other to run the old one).
+``--role``, every other to run the old one). ``--roce-mode lossy`` (or ``lossless``) rolls out
+that RoCE mode instead or as well: a change verify sees (the ECN marking of every port), so
+the gates and drains must judge each switch against the intent it runs.
 """
 
 from __future__ import annotations
@@ -47,12 +49,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_mode(
-    mode: str, action: str, plane: int | None, role: str | None, keep: bool, timers: str | None
+    mode: str,
+    action: str,
+    plane: int | None,
+    role: str | None,
+    keep: bool,
+    timers: str | None,
+    roce_mode: str | None = None,
 ) -> bool:
     prefix = os.environ.setdefault("DPCTL_LAB_PREFIX", "dqb-")
     intent = ROOT / "inventory" / f"lab-{mode}.yaml"
     fabric = build_fabric(load_intent(intent))
-    target = changed(fabric, timers)
+    target = changed(fabric, timers, roce_mode)
     state_dir = lab_dir(fabric.intent.name)
     began = time.monotonic()
     ok = True
@@ -92,13 +100,16 @@ def run_mode(
             down(state_dir, prefix=prefix)
 
 
-def changed(fabric: Fabric, timers: str | None) -> Fabric:
-    """The fabric to roll out: the lab's, or with ``timers`` (KEEPALIVE/HOLD) its BGP timers."""
-    if timers is None:
-        return fabric
-    keepalive, _, hold = timers.partition("/")
-    bgp = BgpTimers(keepalive=int(keepalive), hold=int(hold))
-    return build_fabric(fabric.intent.model_copy(update={"bgp_timers": bgp}))
+def changed(fabric: Fabric, timers: str | None, roce_mode: str | None = None) -> Fabric:
+    """The fabric to roll out: the lab's, or with ``timers`` (KEEPALIVE/HOLD) its BGP timers
+    and with ``roce_mode`` its RoCE mode."""
+    update: dict[str, Any] = {}
+    if timers is not None:
+        keepalive, _, hold = timers.partition("/")
+        update["bgp_timers"] = BgpTimers(keepalive=int(keepalive), hold=int(hold))
+    if roce_mode is not None:
+        update["roce"] = fabric.intent.roce.model_copy(update={"mode": roce_mode})
+    return build_fabric(fabric.intent.model_copy(update=update)) if update else fabric
 
 
 def runs_where_rolled(fabric: Fabric, target: Fabric, reach: Any, rolled: set[str]) -> bool:
@@ -159,12 +170,14 @@ def main() -> int:
     ap.add_argument("--role", default=None)
     ap.add_argument("--keep", action="store_true", help="leave the lab up afterwards")
     ap.add_argument("--timers", default=None, help="apply: roll out these BGP timers (4/12)")
+    ap.add_argument("--roce-mode", default=None, choices=["lossless", "lossy"])
     args = ap.parse_args()
-    if args.timers is not None and args.action != "apply":
-        ap.error("--timers changes the intent: it goes with --action apply")
+    if (args.timers or args.roce_mode) and args.action != "apply":
+        ap.error("--timers and --roce-mode change the intent: they go with --action apply")
     modes = ["dual-arp", "evpn-mh"] if args.mode == "both" else [args.mode]
     results = [
-        run_mode(m, args.action, args.plane, args.role, args.keep, args.timers) for m in modes
+        run_mode(m, args.action, args.plane, args.role, args.keep, args.timers, args.roce_mode)
+        for m in modes
     ]
     return 0 if all(results) else 1
 
