@@ -278,3 +278,30 @@ def test_a_driver_outside_the_contract_is_refused() -> None:
 
     with pytest.raises(NotADpctlDriver, match="driver contract"):
         read_state(Legacy(), "leaf", evpn=False)
+
+
+@pytest.mark.parametrize("platform", ["frr", "sonic"])
+def test_lossy_roce_passes_with_no_port_marking_and_lossless_does_not(platform: str) -> None:
+    """The drivers list only the ports that mark ECN or pause a queue. A lossy switch marks
+    none, so its drivers list no port: that is what lossy plans (a rolling apply to lossy in
+    the lab stopped at the canary's health check, ``found {}``, 2026-12-07). The same reading
+    on a lossless switch fails, naming each port."""
+    from controller.platforms.frr.reads import qos_state
+
+    switches = {} if platform == "frr" else {"leaf": "CX732Q-N", "spine": "CX732Q-N"}
+    name = "p1-g1-leaf1"
+    prio_only = [{"kind": "prio", "handle": "1:", "dev": "swp1", "root": True}]
+    marking_nothing = (
+        qos_state(prio_only, "1")
+        if platform == "frr"
+        else {"pfc": {}, "ecn": {}, "ecmp_hash": None}
+    )
+    for mode, ok in (("lossy", True), ("lossless", False)):
+        changes: dict[str, Any] = {"roce": {"enabled": True, "mode": mode}}
+        if switches:
+            changes.update(platform=platform, switches=switches)
+        fabric = fabric_of("dual-arp", **changes)
+        device = build_device(fabric, name)
+        state = {**healthy(fabric, name), "qos": marking_nothing}
+        roce = [c for c in check_roce_lb(fabric, device, state) if c.check.startswith("roce")]
+        assert roce and all(c.ok is ok for c in roce), (mode, [c.to_dict() for c in roce])
