@@ -43,7 +43,7 @@ from controller.maintain.rollout import start
 from controller.maintain.steps import Context
 from controller.maintain.waves import plan_waves
 from tests.bench.labbench import deployed_lab, exit_on_sigterm
-from tests.lab.rolling import probe_during
+from tests.lab.rolling import flow_specs, probe_during
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +69,7 @@ def run_mode(
         print(f"{mode}: lab up and deployed in {time.monotonic() - began:.0f} s", flush=True)
         ctx = Context(target, reach.access, reach.state, action, revert_in=900)
         waves = plan_waves(target, action, plane, role)  # type: ignore[arg-type]
+        routes = [f"{f.src} -> {f.dst} {f.dst_ip}" for f in flow_specs(fabric)]
         print(
             f"{'wave':>4} {'switches':<28} {'s':>5} {'gap ms':>7} {'lost':>5} {'dup':>4} "
             f"{'reord':>5}  status",
@@ -86,7 +87,7 @@ def run_mode(
                 flush=True,
             )
             record = {k: v for k, v in probe.items() if k != "per_flow"}
-            record["losses"] = losses(probe.get("per_flow", []))
+            record["losses"] = losses(probe.get("per_flow", []), routes)
             print("  " + json.dumps({"wave": index, "seconds": round(seconds), **record}))
             if rollout.status != "done":
                 return False
@@ -137,10 +138,11 @@ def runs_where_rolled(fabric: Fabric, target: Fabric, reach: Any, rolled: set[st
     return ok
 
 
-def losses(per_flow: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def losses(per_flow: list[dict[str, Any]], routes: list[str]) -> list[dict[str, Any]]:
     """Each sub-flow that lost packets or went silent over 1 s: where (flow, sub-flow), its
     lost runs, the network's and the sender's share of its longest silence, and when that
-    silence ended (UTC), to place it against the rollout's steps."""
+    silence ended (UTC), to place it against the rollout's steps; with its flow's route and
+    what the receiving socket dropped itself (buffer full: not the fabric's loss)."""
     found = []
     for index, flow in enumerate(per_flow):  # in the order of tests/lab/rolling.flow_specs
         for number, sub in enumerate(flow.get("per_subflow", [])):
@@ -150,6 +152,8 @@ def losses(per_flow: list[dict[str, Any]]) -> list[dict[str, Any]]:
             found.append(
                 {
                     "flow": index,
+                    "route": routes[index] if index < len(routes) else None,
+                    "receiver_dropped": flow.get("receiver_dropped"),
                     "subflow": number,
                     "lost": sub.get("lost"),
                     "lost_runs": sub.get("lost_runs"),
