@@ -21,7 +21,7 @@ from typing import Any
 from controller.access import ServerAccess
 from controller.errors import DpctlError
 from controller.facts import Fabric, Server
-from controller.render.roce import DSCP_TO_TC, LOSSLESS_QUEUES
+from controller.render.roce import DSCP_TO_TC, ROCE_QUEUES
 from controller.servers import ARP_KEEPALIVE_S, NIC_TABLE_BASE, SERVER_MTU, bond_name, bond_options
 
 GROUP = "gpu_servers"
@@ -57,7 +57,7 @@ def _roce_vars(fabric: Fabric) -> dict[str, Any]:
     return {
         "enabled": roce.enabled,
         "trust": "dscp",
-        "pfc_priorities": list(LOSSLESS_QUEUES) if lossless else [],
+        "pfc_priorities": list(ROCE_QUEUES) if lossless else [],
         # DSCP -> priority for the classes the switches treat specially (the rest is 0).
         "dscp_to_prio": {str(d): tc for d, tc in sorted(DSCP_TO_TC.items()) if tc},
     }

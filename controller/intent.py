@@ -208,7 +208,9 @@ class Roce(_Strict):
     enabled: StrictBool = True
     cable_length_m: Integer = Field(default=5, ge=1, le=40000)
     incast: IncastLevel = "medium"
-    mode: Literal["lossless", "lossy"] = "lossless"
+    mode: Literal["lossless", "lossy"] = Field(
+        default="lossless", description="Both mark ECN on TCs 3, 4; lossless adds PFC (not Linux)"
+    )
 
 
 class LoadBalancing(_Strict):

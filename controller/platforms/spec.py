@@ -103,7 +103,7 @@ class Platform:
             queues: EcnQueues = resolve(self.ecn_queues)
             return queues(device)
         assert device.roce is not None
-        return sorted(device.roce.lossless_queues)
+        return sorted(device.roce.ecn_queues)
 
     def unsupported(self, mode: str) -> str | None:
         """Why this platform cannot render load-balancing ``mode`` (None: it can)."""

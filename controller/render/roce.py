@@ -1,7 +1,9 @@
 """RoCE one-click: one intent knob (cable length, incast level) -> the numbers every platform needs.
 
-Lossless traffic classes 3 and 4 carry RoCE with PFC and ECN; CNPs ride on a strict-priority
-queue (6); queue 7 is strict for network control. DSCP 24-31 -> TC3 and 32-39 -> TC4 follow
+Traffic classes 3 and 4 carry RoCE and mark ECN in both modes (DCQCN's congestion signal);
+lossless mode adds PFC and its headroom on them, lossy mode has none (the senders' congestion
+control alone, as in NVIDIA's lossy RoCE). CNPs ride on a strict-priority queue (6); queue 7
+is strict for network control. DSCP 24-31 -> TC3 and 32-39 -> TC4 follow
 the upstream SONiC qos template for the CX864E-N (sonic-buildimage device/asterfusion).
 
 PFC headroom per port and priority is what arrives after the switch sends PAUSE: the cable
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from controller.intent import Roce
 
-LOSSLESS_QUEUES = (3, 4)
+ROCE_QUEUES = (3, 4)
 STRICT_QUEUES = (6, 7)
 CNP_DSCP = 48
 PROPAGATION_NS_PER_M = 5
@@ -43,6 +45,7 @@ class RoceSettings:
     mode: str
     cable_length_m: int
     incast: str
+    ecn_queues: tuple[int, ...]
     lossless_queues: tuple[int, ...]
     strict_queues: tuple[int, ...]
     dscp_to_tc: dict[int, int]
@@ -87,7 +90,8 @@ def roce_settings(roce: Roce, port_speeds: set[str], mtu: int) -> RoceSettings:
         mode=roce.mode,
         cable_length_m=roce.cable_length_m,
         incast=roce.incast,
-        lossless_queues=LOSSLESS_QUEUES if roce.mode == "lossless" else (),
+        ecn_queues=ROCE_QUEUES,
+        lossless_queues=ROCE_QUEUES if roce.mode == "lossless" else (),
         strict_queues=STRICT_QUEUES,
         dscp_to_tc=DSCP_TO_TC,
         cnp_dscp=CNP_DSCP,

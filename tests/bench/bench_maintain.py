@@ -16,8 +16,9 @@ intent with those BGP timers is rolled out, so every switch's commit changes it 
 commit-confirm, at its action step; each drain keeps what the switch runs), and after the
 last wave every switch it took is checked to run the new intent (and, with ``--plane`` or
 ``--role``, every other to run the old one). ``--roce-mode lossy`` (or ``lossless``) rolls out
-that RoCE mode instead or as well: a change verify sees (the ECN marking of every port), so
-the gates and drains must judge each switch against the intent it runs.
+that RoCE mode instead or as well: on SONiC a change verify sees (PFC on every port), so the
+gates and drains must judge each switch against the intent it runs; the lab's Linux has no
+PFC, so there the two modes render the same (docs/intent.md).
 """
 
 from __future__ import annotations

@@ -121,11 +121,17 @@ def test_pair_leaves_share_rts_and_import_each_others_auto_rt() -> None:
     assert f"   route-target import {pair_low}:" in config
 
 
-def test_pfc_exactly_on_3_and_4_when_roce_on() -> None:
+def test_ecn_exactly_on_3_and_4_when_roce_on_lossless_or_lossy() -> None:
     on = render_fabric(build_fabric(intent_from_data(lab("dual-arp"))), device="p1-g1-leaf1")
     qos = on["p1-g1-leaf1"]["qos.tc"]
-    assert "lossless TCs 3,4 (PFC: not applicable on Linux)" in qos
-    assert qos.count("ecn\n") == 2 * 4  # RED+ECN on the two lossless bands of 4 ports
+    assert "ECN TCs 3,4, PFC TCs 3,4 (not applicable on Linux)" in qos
+    assert qos.count("ecn\n") == 2 * 4  # RED+ECN on the two RoCE bands of 4 ports
+    lossy = render_fabric(
+        build_fabric(intent_from_data(lab("dual-arp", roce={"enabled": True, "mode": "lossy"}))),
+        device="p1-g1-leaf1",
+    )["p1-g1-leaf1"]["qos.tc"]
+    assert "ECN TCs 3,4, PFC TCs none (not applicable on Linux)" in lossy
+    assert _without_comments(lossy) == _without_comments(qos)  # Linux has no PFC to drop
     off = render_fabric(
         build_fabric(intent_from_data(lab("dual-arp", roce={"enabled": False}))),
         device="p1-g1-leaf1",
@@ -289,3 +295,7 @@ def test_bgp_timers_from_the_intent_on_every_platform(platform: str) -> None:
             text = "".join(files.values())
             assert text.count(line) == 1, (platform, name, line)
             assert text.count("timers bgp ") == 1, (platform, name)
+
+
+def _without_comments(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not line.startswith("#")]

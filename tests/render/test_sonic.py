@@ -125,6 +125,21 @@ def test_pfc_on_lossless_queues_only(
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_lossy_marks_ecn_on_3_and_4_and_pauses_nothing(mode: str) -> None:
+    lossless = render(intent(mode))[1]
+    _, dbs, _ = render(intent(mode, roce={"enabled": True, "mode": "lossy"}))
+    for name, db in dbs.items():
+        assert check_config_db(db) == []
+        assert "pfc_enable" not in json.dumps(db)
+        for table in ("BUFFER_PG", "BUFFER_PROFILE"):
+            assert table not in db
+        marking = {k for k, v in db["QUEUE"].items() if v.get("wred_profile")}
+        assert marking == {k for k, v in lossless[name]["QUEUE"].items() if v.get("wred_profile")}
+        assert {k.split("|")[1] for k in marking} == {"3", "4"}
+        assert db["WRED_PROFILE"] == lossless[name]["WRED_PROFILE"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_no_pfc_when_roce_off(mode: str) -> None:
     _, dbs, _ = render(intent(mode, roce={"enabled": False}))
     for db in dbs.values():

@@ -176,18 +176,19 @@ def test_a_deploy_refuses_a_corrupt_record_before_it_changes_anything(tmp_path: 
 
 
 def test_a_drain_or_gate_checks_each_switch_against_the_intent_it_runs(tmp_path: Path) -> None:
-    """A rolling apply takes the fabric from lossless to lossy RoCE: one spine is rolled, the
-    other not yet. Against the intent file, the spine's ECN marking (still lossless) failed
-    ``roce-ecn``, so a drain's plane verify or a gate looking at the spine failed a rollout
+    """A rolling apply takes a SONiC fabric from lossless to lossy RoCE: plane 2's spine is
+    rolled, plane 1's not yet. Against the intent file, the spine's PFC (still lossless) failed
+    ``roce-pfc``, so a drain's plane verify or a gate looking at the spine failed a rollout
     that had done nothing wrong; checked as deployed, each switch passes against what it
     runs, and still fails where it is wrong for that."""
     from controller.verify import device_checks, expected
     from tests.unit.test_verify_checks import fabric_of, healthy
 
     state = StateFolder("lab-dual-arp", tmp_path)
-    rolled = "p1-spine2"
-    old_fabric = fabric_of("dual-arp")
-    new_fabric = fabric_of("dual-arp", roce={"enabled": True, "mode": "lossy"})
+    rolled = "p2-spine1"
+    sonic = {"platform": "sonic", "switches": {"leaf": "CX732Q-N", "spine": "CX732Q-N"}}
+    old_fabric = fabric_of("dual-arp", **sonic)
+    new_fabric = fabric_of("dual-arp", **sonic, roce={"enabled": True, "mode": "lossy"})
     with state.lock("test"):
         deployed.record(state, old_fabric.intent, [SPINE])
         deployed.record(state, new_fabric.intent, [rolled])
@@ -200,7 +201,7 @@ def test_a_drain_or_gate_checks_each_switch_against_the_intent_it_runs(tmp_path:
             for name in (SPINE, rolled)
         }
 
-    assert failing(as_deployed=False) == {SPINE: ["roce-ecn"], rolled: []}
+    assert failing(as_deployed=False) == {SPINE: ["roce-pfc"], rolled: []}
     assert failing(as_deployed=True) == {SPINE: [], rolled: []}
     port = next(iter(live[SPINE]["qos"]["ecn"]))
     live[SPINE]["qos"]["ecn"][port] = []  # the spine lost its marking on one port

@@ -280,12 +280,13 @@ def test_a_driver_outside_the_contract_is_refused() -> None:
         read_state(Legacy(), "leaf", evpn=False)
 
 
-@pytest.mark.parametrize("platform", ["frr", "sonic"])
-def test_lossy_roce_passes_with_no_port_marking_and_lossless_does_not(platform: str) -> None:
-    """The drivers list only the ports that mark ECN or pause a queue. A lossy switch marks
-    none, so its drivers list no port: that is what lossy plans (a rolling apply to lossy in
-    the lab stopped at the canary's health check, ``found {}``, 2026-12-07). The same reading
-    on a lossless switch fails, naming each port."""
+@pytest.mark.parametrize("platform", ["frr", "sonic", "asternos"])
+def test_lossy_roce_marks_ecn_as_lossless_does_and_pauses_nothing(platform: str) -> None:
+    """Lossy RoCE is ECN without PFC on every platform: TCs 3 and 4 mark, nothing pauses. A
+    switch marking nothing fails ``roce-ecn`` in both modes, naming each port (the drivers
+    list only the ports that mark or pause some queue); on SONiC and AsterNOS a lossy switch
+    that still pauses fails ``roce-pfc``. (Until 2026-12-07 lossy meant no ECN on Linux but
+    ECN on SONiC, whose verify then failed a lossy switch for the marking it rendered.)"""
     from controller.platforms.frr.reads import qos_state
 
     switches = {} if platform == "frr" else {"leaf": "CX732Q-N", "spine": "CX732Q-N"}
@@ -296,12 +297,23 @@ def test_lossy_roce_passes_with_no_port_marking_and_lossless_does_not(platform: 
         if platform == "frr"
         else {"pfc": {}, "ecn": {}, "ecmp_hash": None}
     )
-    for mode, ok in (("lossy", True), ("lossless", False)):
+    for mode in ("lossy", "lossless"):
         changes: dict[str, Any] = {"roce": {"enabled": True, "mode": mode}}
         if switches:
             changes.update(platform=platform, switches=switches)
         fabric = fabric_of("dual-arp", **changes)
         device = build_device(fabric, name)
-        state = {**healthy(fabric, name), "qos": marking_nothing}
-        roce = [c for c in check_roce_lb(fabric, device, state) if c.check.startswith("roce")]
-        assert roce and all(c.ok is ok for c in roce), (mode, [c.to_dict() for c in roce])
+        assert device.roce is not None and expected_ecn_queues(device)
+        ports = [i.name for i in device.interfaces]
+        as_planned = healthy(fabric, name)
+        assert as_planned["qos"]["ecn"] == {p: expected_ecn_queues(device) for p in ports}
+        judged = {c.check: c.ok for c in check_roce_lb(fabric, device, as_planned)}
+        assert judged.get("roce-ecn") and judged.get("roce-pfc", True), (mode, judged)
+        silent = {**as_planned, "qos": marking_nothing}
+        judged = {c.check: c.ok for c in check_roce_lb(fabric, device, silent)}
+        assert judged["roce-ecn"] is False, (mode, judged)
+        if platform != "frr":
+            paused = {p: [3, 4] for p in ports}
+            pausing = {**as_planned, "qos": {**as_planned["qos"], "pfc": paused}}
+            judged = {c.check: c.ok for c in check_roce_lb(fabric, device, pausing)}
+            assert judged["roce-pfc"] is (mode == "lossless"), (mode, judged)

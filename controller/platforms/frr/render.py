@@ -34,24 +34,24 @@ class TcClass:
 
 
 def tc_classes(device: DeviceConfig) -> list[TcClass]:
-    """Strict priority, as Linux's prio qdisc does: TC7, TC6, then lossless 3 and 4, then 0."""
+    """Strict priority, as Linux's prio qdisc does: TC7, TC6, then RoCE's 3 and 4, then 0. The
+    RoCE classes mark ECN in both modes; Linux has no PFC, so lossless and lossy differ only
+    where the datapath pauses (SONiC, AsterNOS)."""
     roce = device.roce
     if roce is None:
         return []
-    order = [*sorted(roce.strict_queues, reverse=True), *roce.lossless_queues]
+    order = [*sorted(roce.strict_queues, reverse=True), *roce.ecn_queues]
     classes = []
     for band, tc in enumerate(order, start=1):
         for first, last in roce.dscp_ranges(tc):
             if first % 8 or last - first != 7:
                 raise ValueError(f"DSCP {first}-{last} is not an aligned block of 8")
-            classes.append(
-                TcClass(band, f"0x{first << 2:02x}", "0xe0", tc, tc in roce.lossless_queues)
-            )
+            classes.append(TcClass(band, f"0x{first << 2:02x}", "0xe0", tc, tc in roce.ecn_queues))
     return classes
 
 
 def red_parameters(device: DeviceConfig) -> dict[str, int | str]:
-    """tc-red(8) for the lossless bands: mark ECN between the one-click min and max thresholds."""
+    """tc-red(8) for the RoCE bands: mark ECN between the one-click min and max thresholds."""
     roce = device.roce
     if roce is None:
         return {}
@@ -170,5 +170,5 @@ def context(device: DeviceConfig) -> dict[str, Any]:
 
 
 def ecn_queues(device: DeviceConfig) -> list[int]:
-    """On Linux the lossless traffic classes mark ECN in the prio qdisc's bands they go to."""
+    """On Linux the RoCE traffic classes mark ECN in the prio qdisc's bands they go to."""
     return sorted({c.band for c in tc_classes(device) if c.ecn})

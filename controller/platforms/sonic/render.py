@@ -172,13 +172,12 @@ def _roce_tables(d: DeviceConfig, roce: RoceSettings, ports: list[Interface]) ->
     queue: dict[str, Any] = {}
     buffer_pg: dict[str, Any] = {}
     pg_range = f"{min(lossless)}-{max(lossless)}" if lossless else ""
-    ecn_queues = lossless or (3, 4)
     ecn_queue = {"scheduler": SCHED_DWRR, "wred_profile": WRED}
     strict_queue = {"scheduler": SCHED_STRICT}
     pg_entry = {speed: {"profile": name} for speed, name in profiles.items()}
     for p in ports:
         port_qos[p.name] = qos_map
-        for q in ecn_queues:
+        for q in roce.ecn_queues:
             queue[f"{p.name}|{q}"] = ecn_queue
         for q in roce.strict_queues:
             queue[f"{p.name}|{q}"] = strict_queue
