@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,10 @@ def run_mode(
         )
         for index, wave in enumerate(waves, 1):
             t0 = time.monotonic()
-            rollout, probe = probe_during(state_dir, fabric, lambda w=wave: start(ctx, [w]))
+            steps: list[str] = []
+            rollout, probe = probe_during(
+                state_dir, fabric, partial(start, ctx, [wave], timeline(steps))
+            )
             seconds = time.monotonic() - t0
             ok = ok and rollout.status == "done" and probe["lost"] == probe["duplicates"] == 0
             print(
@@ -89,6 +93,7 @@ def run_mode(
             )
             record = {k: v for k, v in probe.items() if k != "per_flow"}
             record["losses"] = losses(probe.get("per_flow", []), routes)
+            record["steps"] = steps
             print("  " + json.dumps({"wave": index, "seconds": round(seconds), **record}))
             if rollout.status != "done":
                 return False
@@ -100,6 +105,18 @@ def run_mode(
     finally:
         if not keep:
             down(state_dir, prefix=prefix)
+
+
+def timeline(steps: list[str]) -> Any:
+    """The rollout's events as wall-clock lines (``18:39:02 p1-g1-leaf2 undrain ok``), so a
+    loss's ``gap_end`` can be placed at the step it fell in."""
+
+    def tell(event: dict[str, object]) -> None:
+        ended = f" {'ok' if event.get('ok') else 'failed'}" if event["event"] == "done" else ""
+        stamp = time.strftime("%H:%M:%S")
+        steps.append(f"{stamp} {event['switch']} {event['step']}{ended}")
+
+    return tell
 
 
 def changed(fabric: Fabric, timers: str | None, roce_mode: str | None = None) -> Fabric:
