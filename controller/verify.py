@@ -404,7 +404,7 @@ def expected(
     A drain changes only the drain state and a rolling ``apply`` changes one switch at a
     time, so while the intent file is ahead of the fabric, the health of what a drain or a
     rollout's gate touched is judged against what each switch runs: against the file, a
-    change of the RoCE mode would fail every switch not yet rolled (``roce-ecn``)."""
+    change of the RoCE mode would fail every SONiC switch not yet rolled (``roce-pfc``)."""
     own = {n: deployed.fabric_running(state, fabric, n) if as_deployed else fabric for n in names}
     result: dict[str, tuple[Fabric, DeviceConfig]] = {}
     for each in {id(f): f for f in own.values()}.values():

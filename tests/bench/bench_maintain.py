@@ -41,7 +41,7 @@ from controller.generator import build_fabric
 from controller.intent import BgpTimers, load_intent
 from controller.lab import down
 from controller.lab.fabric import lab_dir
-from controller.maintain.rollout import start
+from controller.maintain.rollout import Event, start
 from controller.maintain.steps import Context
 from controller.maintain.waves import plan_waves
 from tests.bench.labbench import deployed_lab, exit_on_sigterm
@@ -107,9 +107,11 @@ def run_mode(
             down(state_dir, prefix=prefix)
 
 
-def timeline(steps: list[str]) -> Any:
+def timeline(steps: list[str]) -> Event:
     """The rollout's events as wall-clock lines (``18:39:02 p1-g1-leaf2 undrain ok``), so a
-    loss's ``gap_end`` can be placed at the step it fell in."""
+    lost packet can be placed at the step it fell in (its time: its sequence number at the
+    flows' 50 packets/s; ``gap_end`` is the end of the sub-flow's longest silence, not the
+    loss's time)."""
 
     def tell(event: dict[str, object]) -> None:
         ended = f" {'ok' if event.get('ok') else 'failed'}" if event["event"] == "done" else ""
