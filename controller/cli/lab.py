@@ -40,7 +40,14 @@ LabDirOpt = Annotated[
 ]
 
 
-def _up(fabric: Path, state_dir: Path | None, bare: bool, runtime: str, quiet: bool) -> Any:
+def _up(
+    fabric: Path,
+    state_dir: Path | None,
+    bare: bool,
+    runtime: str,
+    quiet: bool,
+    guests: int | None = None,
+) -> Any:
     built = load_fabric(fabric)
     if runtime == "containerlab":
         made = clab.export(built, clab.default_path(built))
@@ -53,6 +60,7 @@ def _up(fabric: Path, state_dir: Path | None, bare: bool, runtime: str, quiet: b
             state_dir or lab_dir(built.intent.name),
             bare_servers=bare,
             progress=lambda step: phase(built.intent.name, step),
+            guests=guests,
         )
     return built, result
 
@@ -72,11 +80,21 @@ def lab_up(
             help="embedded (namespaces + FRR, in a guest machine if needed) or containerlab.",
         ),
     ] = "embedded",
+    guests: Annotated[
+        int | None,
+        typer.Option(
+            "--guests",
+            min=1,
+            max=2,
+            help="User-Mode Linux instances: 2 puts each plane on its own (one CPU each); "
+            "default DPCTL_LAB_GUESTS or 1.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the fabric's lab: switches at factory state (empty FRR), servers with their NICs."""
     try:
-        built, result = _up(fabric, state_dir, bare_servers, runtime, as_json)
+        built, result = _up(fabric, state_dir, bare_servers, runtime, as_json, guests)
     except DpctlError as exc:
         fail(exc, as_json)
     if as_json:

@@ -62,6 +62,20 @@ class LabFabricError(DpctlError):
     """The fabric cannot be built as a lab."""
 
 
+GUESTS_VAR = "DPCTL_LAB_GUESTS"
+
+
+def lab_guests(given: int | None = None) -> int:
+    """How many UML instances the lab is split over: ``given`` (``lab up --guests``), else
+    DPCTL_LAB_GUESTS, else 1 (controller/lab/split.py)."""
+    if given is not None:
+        return given
+    raw = os.environ.get(GUESTS_VAR, "").strip() or "1"
+    if raw not in ("1", "2"):
+        raise LabFabricError(GUESTS_VAR, f"must be 1 or 2, not {raw!r}")
+    return int(raw)
+
+
 def lab_dir(fabric_name: str) -> Path:
     return Path(os.environ.get("DPCTL_LAB_DIR", ".lab")) / fabric_name
 
@@ -232,15 +246,26 @@ def bring_up(
     prefix: str | None = None,
     bare_servers: bool = False,
     progress: Callable[[str], None] | None = None,
+    guests: int | None = None,
 ) -> dict[str, Any]:
     """Build the fabric's lab at factory state; provision servers unless bare.
 
-    ``progress`` is told each phase as it starts."""
+    ``progress`` is told each phase as it starts; ``guests``: :func:`lab_guests`."""
     prefix = prefix or lab_prefix()
+    count = lab_guests(guests)
     try:
         if progress:
-            progress(f"guest, {len(fabric.switches)} switches and {len(fabric.servers)} servers")
-        state = up(lab_topology(fabric), state_dir, prefix=prefix, frr_daemons=frr_daemons(fabric))
+            machine = "guest" if count == 1 else f"{count} instances"
+            progress(
+                f"{machine}, {len(fabric.switches)} switches and {len(fabric.servers)} servers"
+            )
+        state = up(
+            lab_topology(fabric),
+            state_dir,
+            prefix=prefix,
+            frr_daemons=frr_daemons(fabric),
+            guests=count,
+        )
         if progress and not bare_servers:
             progress("provisioning servers (bonds, addresses, routes)")
         servers = {} if bare_servers else provision_servers(fabric, state_dir)
@@ -255,6 +280,7 @@ def bring_up(
         "substrate": substrate_label(state.substrate),
         "substrate_reason": state.substrate_reason,
         "kernel": state.kernel,
+        "instances": state.guests,
         "timings": state.timings,
         "servers": servers,
     }

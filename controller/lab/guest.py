@@ -227,10 +227,13 @@ def connect_guest(
 
 
 def write_guest_known_hosts(state: LabState) -> None:
-    """The guest's own host key as the only entry (the nodes' follow after the build)."""
+    """The guests' own host key (one key, each instance's address); the nodes' follow after
+    the build."""
     assert state.guest_port is not None
     pub = write_keypair(state.path / "guest" / "host_key")
-    state.known_hosts.write_text(known_hosts_line(state.guest_host, state.guest_port, pub))
+    lines = [known_hosts_line(state.guest_host, state.guest_port, pub)]
+    lines += [known_hosts_line(g.host, g.port, pub) for g in state.more_guests]
+    state.known_hosts.write_text("".join(lines))
 
 
 def pid_alive(pid: int) -> bool:

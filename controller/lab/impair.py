@@ -305,6 +305,7 @@ def impair(
     record = load(state_dir)
     peer = wiring(fabric, record.swaps)
     with LabSession.open(state_dir) as session:
+        _refuse_split(session, f"--{kind}")
         for end in ends:
             name = f"{end[0]}:{end[1]}"
             item = Impairment(name, kind, value, one_way)
@@ -322,6 +323,18 @@ def impair(
             record.impairments.append(item)
             save(state_dir, record)
     return record
+
+
+def _refuse_split(session: LabSession, operation: str) -> None:
+    """Impairments act on cable ends in one machine; a lab split over two instances is
+    refused as a whole rather than impaired half-way (cables inside one instance would
+    work, the ones between them would not: their carrier does not cross)."""
+    if session.state.guests > 1:
+        raise ImpairError(
+            f"{operation}: not built for a lab split over {session.state.guests} instances "
+            "(a cable between them is a tunnel that does not carry the carrier or move "
+            "between namespaces: controller/lab/split.py)"
+        )
 
 
 def _movable(fabric: Fabric, x: End, y: End, peer: dict[End, End]) -> tuple[End, End]:
@@ -348,6 +361,7 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
         raise ImpairError(f"--swap {first} {second}: both server ends or both switch ends")
     m1, m2 = _movable(fabric, x, y, peer)
     with LabSession.open(state_dir) as session:
+        _refuse_split(session, "--swap")
         temp = f"{session.state.prefix}sw"
         _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
         restore_qos(session, fabric, [m1, m2])

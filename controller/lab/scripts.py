@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.lab.errors import LabError
+from controller.lab.split import guest_of, link_script
 from controller.lab.topology import (
+    LabCable,
     LabNode,
     LabTopology,
     mgmt_addresses,
@@ -137,6 +139,20 @@ class BuildPlan:
     lldpd: bool = True
     frr_daemons: tuple[str, ...] = DEFAULT_FRR_DAEMONS
     syslog: bool = False  # run syslog_sink.py at /dev/log (the guest has no syslog daemon)
+    guest: int = 0
+    """The instance this script builds (a lab split over ``guests`` UML instances)."""
+    guests: int = 1
+
+    @property
+    def nodes(self) -> tuple[LabNode, ...]:
+        """The nodes this instance runs."""
+        return tuple(n for n in self.topo.nodes if guest_of(n, self.guests) == self.guest)
+
+    @property
+    def cables(self) -> tuple[LabCable, ...]:
+        """The cables with both ends in this instance (plain veth pairs)."""
+        where = {n.name for n in self.nodes}
+        return tuple(c for c in self.topo.cables if c.a_node in where and c.z_node in where)
 
 
 def heredoc(path: str, body: str, mode: str = "644") -> str:
@@ -152,15 +168,23 @@ def build_script(plan: BuildPlan) -> str:
         _root_prep(plan),
         _mark("prep"),
         _root_batch(plan),
+        _split_links(plan),
         _mark("links"),
-        *(_node_prep(plan, n) for n in plan.topo.nodes),
+        *(_node_prep(plan, n) for n in plan.nodes),
         "wait\n",
         _mark("nodes"),
-        *(_node_start(plan, n) for n in plan.topo.nodes),
+        *(_node_start(plan, n) for n in plan.nodes),
         "wait\n",
         _mark("daemons"),
     ]
     return "".join(parts)
+
+
+def _split_links(plan: BuildPlan) -> str:
+    """A split lab's tunnels to the other instance (none in a lab of one)."""
+    if plan.guests == 1:
+        return ""
+    return link_script(plan.prefix, plan.guest, plan.topo, run_dir(plan.prefix))
 
 
 def _mark(phase: str) -> str:
@@ -200,7 +224,7 @@ def _root_prep(plan: BuildPlan) -> str:
     ]
     lines.append(f"cp {q(plan.state_path)}/guest/authorized_keys {run}/authorized_keys")
     lines.append(f"chmod 600 {run}/authorized_keys")
-    for n in plan.topo.nodes:
+    for n in plan.nodes:
         key = f"{run}/keys/{n.name}"
         lines.append(f"cp {q(plan.state_path)}/nodes/{n.name}.key {key} && chmod 600 {key}")
     lines.append("[ -e /run/lldpd.socket ] || touch /run/lldpd.socket")
@@ -218,20 +242,22 @@ def _root_batch(plan: BuildPlan) -> str:
     topo, prefix = plan.topo, plan.prefix
     bridge_ip, _, plen = mgmt_addresses(topo)
     br = mgmt_bridge(prefix)
-    cmds = [f"netns add {namespace(prefix, n.name)}" for n in topo.nodes]
-    cmds += [
-        f"link add {br} type bridge",
-        f"addr add {bridge_ip}/{plen} dev {br}",
-        f"link set {br} up",
-    ]
+    cmds = [f"netns add {namespace(prefix, n.name)}" for n in plan.nodes]
+    cmds.append(f"link add {br} type bridge")
+    if plan.guest == 0:  # the nodes' gateway and the jump host's way in: one per lab
+        cmds.append(f"addr add {bridge_ip}/{plen} dev {br}")
+    cmds.append(f"link set {br} up")
+    mine = set(plan.nodes)
     for i, n in enumerate(topo.nodes):
+        if n not in mine:
+            continue
         host_if = mgmt_host_ifname(prefix, i)
         cmds += [
             f"link add mgmt0 netns {namespace(prefix, n.name)} type veth peer name {host_if}",
             f"link set {host_if} master {br}",
             f"link set {host_if} up",
         ]
-    for c in topo.cables:
+    for c in plan.cables:
         cmds.append(
             f"link add {c.a_port} netns {namespace(prefix, c.a_node)} type veth "
             f"peer name {c.z_port} netns {namespace(prefix, c.z_node)}"

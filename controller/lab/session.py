@@ -18,11 +18,17 @@ from controller.lab.scripts import syslog_path
 from controller.lab.state import LabState, load_state
 
 
-def open_executor(state: LabState) -> Executor:
-    """An executor for the lab's root namespace (guest over SSH, or the host)."""
+def open_executor(state: LabState, guest: int = 0) -> Executor:
+    """An executor for the lab's root namespace (guest over SSH, or the host); ``guest``:
+    which instance of a split lab."""
     from controller.lab.substrate import of_state
+    from controller.lab.uml import UmlSubstrate
 
-    return of_state(state).executor(state)
+    if guest == 0:
+        return of_state(state).executor(state)
+    if not 0 < guest < state.guests:
+        raise LabError(f"this lab has no instance {guest}")
+    return UmlSubstrate().executor_of(state, guest)
 
 
 class LabSession:
@@ -35,6 +41,7 @@ class LabSession:
         self.state = state
         self._executor = executor
         self._clients: dict[str, paramiko.SSHClient] = {}
+        self._more: dict[int, Executor] = {}
 
     @classmethod
     def open(cls, state_dir: Path | str) -> LabSession:
@@ -64,6 +71,24 @@ class LabSession:
         if self._executor is not None:
             self._executor.close()
             self._executor = None
+        for extra in self._more.values():
+            extra.close()
+        self._more.clear()
+
+    def guest_of(self, node: str) -> int:
+        """The instance ``node`` runs in (0 unless the lab is split)."""
+        try:
+            return self.state.nodes[node].guest
+        except KeyError:
+            raise LabError(f"unknown lab node {node!r}") from None
+
+    def executor_of(self, guest: int) -> Executor:
+        """The root namespace of instance ``guest`` (0: :attr:`executor`)."""
+        if guest == 0:
+            return self.executor
+        if guest not in self._more:
+            self._more[guest] = open_executor(self.state, guest)
+        return self._more[guest]
 
     # -- raw access --------------------------------------------------------------
     def mgmt_ip(self, node: str) -> str:
@@ -134,9 +159,10 @@ class LabSession:
         args = " ".join(f"-c {shlex.quote(c)}" for c in commands)
         return self.check(node, f"vtysh {args}", timeout)
 
-    def root_run(self, script: str, timeout: float = 300.0) -> tuple[int, str, str]:
-        """Run a script in the lab's root namespace (the guest, or the host)."""
-        return self.executor.run_script(script, timeout)
+    def root_run(self, script: str, timeout: float = 300.0, guest: int = 0) -> tuple[int, str, str]:
+        """Run a script in the lab's root namespace (the guest, or the host); ``guest``:
+        which instance of a split lab (:meth:`guest_of` a node)."""
+        return self.executor_of(guest).run_script(script, timeout)
 
     # -- readiness -----------------------------------------------------------------
     def wait_ssh(self, nodes: list[str] | None = None, timeout: float = 60.0) -> float:
@@ -214,13 +240,21 @@ class LabSession:
         path = syslog_path(self.state.prefix)
         tag = f"{self.state.prefix}{node}" if node else ""
         pick = f"awk -v n={shlex.quote(tag)} '$2 == n' {path}" if node else f"cat {path}"
-        rc, out, err = self.root_run(f"[ -f {path} ] || exit 3; {pick} | tail -n {lines}")
-        if rc == 3:
-            raise LabError(f"no syslog in this lab ({path} is missing: built before it had one)")
-        if rc != 0:
-            raise LabCommandError(f"reading the lab's syslog failed: {err.strip()}", rc)
-        found = []
-        for line in out.splitlines():
+        # each instance of a split lab keeps its own nodes' messages
+        guests = [self.guest_of(node)] if node else list(range(self.state.guests))
+        text = ""
+        for guest in guests:
+            script = f"[ -f {path} ] || exit 3; {pick} | tail -n {lines}"
+            rc, out, err = self.root_run(script, guest=guest)
+            if rc == 3:
+                raise LabError(
+                    f"no syslog in this lab ({path} is missing: built before it had one)"
+                )
+            if rc != 0:
+                raise LabCommandError(f"reading the lab's syslog failed: {err.strip()}", rc)
+            text += out
+        found: list[dict[str, Any]] = []
+        for line in text.splitlines():
             stamp, _sp, rest = line.partition(" ")
             ns, _sp, message = rest.partition(" ")
             try:
@@ -229,7 +263,8 @@ class LabSession:
                 continue
             node_name = ns.removeprefix(self.state.prefix)
             found.append({"time": when, "node": node_name, **parse_syslog_message(message)})
-        return found
+        found.sort(key=lambda entry: entry["time"])  # stable: one instance's order kept
+        return found[-lines:]
 
 
 SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")

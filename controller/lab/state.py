@@ -26,6 +26,17 @@ class NodeState:
     plane: int | None
     namespace: str
     mgmt_ip: str
+    guest: int = 0
+    """The instance it runs in (a lab split over two UML instances: controller/lab/split.py)."""
+
+
+@dataclass(frozen=True)
+class GuestInstance:
+    """One more instance of a split lab: its UML process and its sshd."""
+
+    pid: int
+    host: str
+    port: int = 22
 
 
 @dataclass
@@ -51,6 +62,12 @@ class LabState:
     """Why that substrate ran (what this machine could not do, or the variable forcing it)."""
     guest_host: str = GUEST_HOST
     """The address of the guest's sshd, the lab's jump host (with ``guest_port``)."""
+    more_guests: list[GuestInstance] = field(default_factory=list)
+    """Instances 1.. of a split lab (instance 0 is ``guest_pid``, the jump host)."""
+
+    @property
+    def guests(self) -> int:
+        return 1 + len(self.more_guests)
 
     @property
     def path(self) -> Path:
@@ -83,7 +100,8 @@ class LabState:
     def from_json(cls, data: dict[str, Any]) -> LabState:
         try:
             nodes = {k: NodeState(**v) for k, v in data.pop("nodes").items()}
-            return cls(nodes=nodes, **data)
+            more = [GuestInstance(**g) for g in data.pop("more_guests", [])]
+            return cls(nodes=nodes, more_guests=more, **data)
         except (KeyError, TypeError) as exc:
             raise LabStateError(f"malformed lab state: {exc}") from exc
 

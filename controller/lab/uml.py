@@ -43,7 +43,8 @@ from controller.lab.guest import (
     write_guest_known_hosts,
 )
 from controller.lab.kernel import require_tools
-from controller.lab.state import LabState, Removed
+from controller.lab.split import LINK_IF, LINK_MTU, MAX_GUESTS
+from controller.lab.state import GuestInstance, LabState, Removed
 
 UML = "linux.uml"
 UML_MODULES = Path("/usr/lib/uml/modules")
@@ -231,7 +232,14 @@ def write_init(state_dir: Path) -> Path:
 LAUNCH = ("sh", "-c", f'{UML} "$@"; exit $?')
 
 
-def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> list[str]:
+def uml_command(
+    state: LabState,
+    tap: str,
+    guest_ip: str,
+    memory_mb: int,
+    index: int = 0,
+    link_end: str | None = None,
+) -> list[str]:
     """``unshare --pid --kill-child sh -c 'linux.uml "$@"; ...' linux.uml ...``: the guest
     and every process of it live in a PID namespace that ends with the UML kernel.
     ``dplstate=`` marks it as this lab's (unknown kernel words reach init as environment
@@ -242,7 +250,10 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
     in the console; the kernel's UML howto, "gro"). Without it every large write to the
     guest (a deploy's config archive) crawled through TCP retransmits: a 2 MiB upload took
     104 s against 0.5 s with it, and the multi-group lab's deploy of 12 switches 24 min
-    before its SSH channels timed out (2026-12-06, docs/lab-seed.md)."""
+    before its SSH channels timed out (2026-12-06, docs/lab-seed.md).
+
+    ``link_end``: instance ``index`` of a split lab gets the host veth end joining it to the
+    other as ``vec1`` in the raw transport (controller/lab/split.py)."""
     sdir = state.path
     udir = uml_dir(sdir)
     udir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -261,9 +272,10 @@ def uml_command(state: LabState, tap: str, guest_ip: str, memory_mb: int) -> lis
         "con0=null,fd:1",
         "con=null",
         "ssl=null",
-        f"umid={umid(state.prefix, sdir)}",
+        f"umid={umid(state.prefix, sdir, index)}",
         f"uml_dir={udir}",
         f"{GUEST_IF}:transport=tap,ifname={tap},gro=1",
+        *([f"{LINK_IF}:transport=raw,ifname={link_end},mtu={LINK_MTU}"] if link_end else []),
         f"dplstate={sdir}",
         f"dplguest={guest_ip}",
     ]
@@ -313,9 +325,41 @@ def kill_all(pids: list[int], timeout: float = 10.0) -> list[int]:
     return [p for p in launchers if not pid_alive(p)]
 
 
+def link_pair(prefix: str, state_dir: Path) -> tuple[str, str]:
+    """The host veth pair between the two instances of a split lab (named like the taps)."""
+    base = f"{prefix}w{_digest(state_dir)[:5]}"
+    return base + "a", base + "b"
+
+
+def create_link_pair(ends: tuple[str, str]) -> None:
+    """The pair, up, at the split's MTU; the host has no address on it and forwards nothing
+    (each end is a UML instance's raw packet socket)."""
+    delete_link_pair(ends)
+    a, b = ends
+    for args in (
+        ["link", "add", a, "mtu", str(LINK_MTU), "type", "veth", "peer", "name", b],
+        ["link", "set", b, "mtu", str(LINK_MTU)],
+        ["link", "set", a, "up"],
+        ["link", "set", b, "up"],
+    ):
+        done = subprocess.run(["ip", *args], capture_output=True, text=True)
+        if done.returncode != 0:
+            delete_link_pair(ends)
+            raise LabError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+
+
+def delete_link_pair(ends: tuple[str, str]) -> bool:
+    """Remove the pair if it exists (deleting one end removes both); True when it did."""
+    for end in ends:
+        if Path(f"/sys/class/net/{end}").exists():
+            subprocess.run(["ip", "link", "del", end], capture_output=True, check=False)
+            return True
+    return False
+
+
 class UmlSubstrate:
-    """The lab in a User-Mode Linux guest (one instance per lab for now; ``index`` names
-    the tap and umid so that a lab split over several instances can follow)."""
+    """The lab in a User-Mode Linux guest, or split over two (one per plane): ``index``
+    names each instance's tap, umid and console log."""
 
     name = "uml"
 
@@ -331,6 +375,43 @@ class UmlSubstrate:
         cmd = uml_command(state, tap, guest_ip, memory_mb)
         state.guest_pid = launch(cmd, state.path / "guest" / "console.log")
         (state.path / "guest" / "uml.pid").write_text(f"{state.guest_pid}\n")
+
+    def start_split(self, state: LabState, memory_mb: list[int]) -> None:
+        """Every instance of a split lab and the veth pair between them; instance 0 is the
+        jump host, as a single guest is."""
+        ends = link_pair(state.prefix, state.path)
+        create_link_pair(ends)
+        state.more_guests = []
+        for index, memory in enumerate(memory_mb):
+            tap = tap_name(state.prefix, state.path, index)
+            host_ip, guest_ip = pick_link(state.path, index)
+            create_tap(tap, host_ip)
+            cmd = uml_command(state, tap, guest_ip, memory, index, ends[index])
+            log = state.path / "guest" / ("console.log" if index == 0 else f"console{index}.log")
+            pid = launch(cmd, log)
+            if index == 0:
+                state.guest_host, state.guest_port, state.guest_pid = guest_ip, 22, pid
+                (state.path / "guest" / "uml.pid").write_text(f"{pid}\n")
+            else:
+                state.more_guests.append(GuestInstance(pid, guest_ip))
+        write_guest_known_hosts(state)
+
+    def wait_split(self, state: LabState, timeout: float) -> list[Executor]:
+        """Until every instance's sshd takes the lab's key; an executor for each."""
+        executors = [self.wait_ready(state, timeout)]
+        for g in state.more_guests:
+            client = wait_guest_ssh(
+                g.pid, g.host, g.port, state.key_path, state.known_hosts, timeout
+            )
+            executors.append(GuestExecutor(client))
+        return executors
+
+    def executor_of(self, state: LabState, index: int) -> Executor:
+        """A new connection to instance ``index`` of a running lab."""
+        if index == 0:
+            return self.executor(state)
+        g = state.more_guests[index - 1]
+        return GuestExecutor(connect_guest(g.host, g.port, state.key_path, state.known_hosts))
 
     def wait_ready(self, state: LabState, timeout: float) -> Executor:
         assert state.guest_pid is not None and state.guest_port is not None
@@ -364,5 +445,9 @@ class UmlSubstrate:
             if is_our_uml(recorded, state_dir) and recorded not in pids:
                 pids.append(recorded)
         stopped = kill_all(pids)
-        tap = tap_name(state.prefix if state else prefix, state_dir)
-        return Removed(guest_stopped=stopped, taps_removed=[tap] if delete_tap(tap) else [])
+        prefix = state.prefix if state else prefix
+        taps = [tap_name(prefix, state_dir, i) for i in range(MAX_GUESTS)]
+        removed = [tap for tap in taps if delete_tap(tap)]
+        pair = link_pair(prefix, state_dir)
+        removed += [pair[0]] if delete_link_pair(pair) else []
+        return Removed(guest_stopped=stopped, taps_removed=removed)

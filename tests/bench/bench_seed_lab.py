@@ -97,24 +97,26 @@ def machine_used_mb() -> float:
 
 
 def guest_rss_mb(state_dir: Path) -> float:
-    """The largest resident set of the lab's guest processes: UML's kernel maps the guest's
-    whole RAM, so its RSS is what the guest uses of this machine's memory."""
+    """Per UML instance the largest resident set of its processes, summed: UML's kernel maps
+    its guest's whole RAM, so its RSS is what that guest uses of this machine's memory (an
+    instance's processes share its PID namespace)."""
     try:
         state = load_state(state_dir)
     except LabStateError:
         return 0.0
     sub = substrate.of_state(state)
-    largest = 0
+    largest: dict[str, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and sub.is_ours(int(entry.name), state.path):
             try:
                 status = (entry / "status").read_text()
+                instance = os.readlink(entry / "ns" / "pid")
             except OSError:
                 continue
             for line in status.splitlines():
                 if line.startswith("VmRSS:"):
-                    largest = max(largest, int(line.split()[1]))
-    return largest / 1024
+                    largest[instance] = max(largest.get(instance, 0), int(line.split()[1]))
+    return sum(largest.values()) / 1024
 
 
 class Steps:
@@ -225,11 +227,13 @@ def drain_under_probes(fabric: Fabric, reach: Reach, state_dir: Path) -> dict[st
     return results
 
 
-def sequence(fabric: Fabric, state_dir: Path, prefix: str, steps: set[str]) -> Steps:
+def sequence(
+    fabric: Fabric, state_dir: Path, prefix: str, steps: set[str], guests: int = 2
+) -> Steps:
     """Every step asked for on one lab (the lab must already run unless "up" is one)."""
     run = Steps(state_dir)
     if "up" in steps:
-        run.run("lab up", lambda: bring_up(fabric, state_dir, prefix=prefix))
+        run.run("lab up", lambda: bring_up(fabric, state_dir, prefix=prefix, guests=guests))
     reach = lab_reach(fabric, state_dir)
     switches = len(fabric.switches)
     if "deploy" in steps:
@@ -270,6 +274,13 @@ def main() -> None:
     parser.add_argument("--prefix", default=os.environ.get("DPCTL_LAB_PREFIX", "dqs-"))
     parser.add_argument("--keep", action="store_true", help="leave the lab up at the end")
     parser.add_argument("--steps", default=",".join(ALL_STEPS))
+    parser.add_argument(
+        "--guests",
+        type=int,
+        default=2,
+        choices=(1, 2),
+        help="UML instances (2: one per plane, the default; 1: the whole lab in one)",
+    )
     args = parser.parse_args()
     exit_on_sigterm()
     steps = set(args.steps.split(","))
@@ -284,12 +295,13 @@ def main() -> None:
     state_dir = lab_dir(fabric.intent.name)
     print(
         f"{intent.name}: {len(fabric.switches)} switches, {len(fabric.servers)} servers, "
-        f"{len(fabric.links)} cables; lab in {state_dir}; {time.strftime('%Y-%m-%d %H:%M')}"
+        f"{len(fabric.links)} cables; {args.guests} UML instance(s); lab in {state_dir}; "
+        f"{time.strftime('%Y-%m-%d %H:%M')}"
     )
     began = time.monotonic()
     try:
         with Peaks(state_dir) as peaks:
-            sequence(fabric, state_dir, args.prefix, steps)
+            sequence(fabric, state_dir, args.prefix, steps, args.guests)
     finally:
         if not args.keep:
             down(state_dir, prefix=args.prefix)

@@ -8,6 +8,11 @@ session per link, every check -> probe flows on every rail of both planes, acros
 a switch whose sshd is frozen (SIGSTOP) is named unreachable within the connect timeout while
 every other switch is verified -> lab down, nothing left.
 
+It runs split over two User-Mode Linux instances, one per plane (``guests=2``,
+controller/lab/split.py): the AUX cables and plane 2's server cables cross between them as
+tunnels, so every check above also proves the split (LLDP and BGP on the AUX links, probe
+flows through plane 2, a frozen switch in the second instance).
+
 Its own lab and prefix (DPCTL_TEST_LAB_PREFIX's first three characters and ``m-``: ``dpim-``),
 so it never shares namespaces with the shared labs of tests/lab/conftest.py; it comes down
 even after a failure.
@@ -26,7 +31,7 @@ import pytest
 from controller.connection import Limits
 from controller.generator import build_fabric
 from controller.intent import load_intent
-from controller.lab import LabSession, down
+from controller.lab import LabSession, down, load_state
 from controller.lab.access import lab_access
 from controller.lab.fabric import bring_up, lab_dir
 from controller.lab.scripts import run_dir
@@ -55,7 +60,7 @@ def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     state_dir = lab_dir(fabric.intent.name)
     began = time.monotonic()
     try:
-        up = bring_up(fabric, state_dir, prefix=MULTI_PREFIX)
+        up = bring_up(fabric, state_dir, prefix=MULTI_PREFIX, guests=2)
         TIMES["lab up"] = time.monotonic() - began
         access = lab_access(state_dir)
         assert access is not None
@@ -77,6 +82,20 @@ def test_the_fabric_has_what_the_small_lab_lacks(multi: Lab) -> None:
     assert [s.name for s in multi.fabric.servers] == ["srv0001", "srv0003"]
     groups = {s.name: s.group for s in multi.fabric.servers}
     assert groups == {"srv0001": 1, "srv0003": 2}
+
+
+def test_each_plane_runs_in_its_own_instance(multi: Lab) -> None:
+    state = load_state(multi.state_dir)
+    assert state.guests == 2 and multi.up["instances"] == 2
+    placed = {name: n.guest for name, n in state.nodes.items()}
+    assert {n for n, g in placed.items() if g == 1} == {
+        s.name for s in multi.fabric.switches_in(plane=2)
+    }
+    with LabSession.open(multi.state_dir) as s:  # each instance holds only its namespaces
+        for guest in (0, 1):
+            _rc, out, _err = s.root_run("ip netns list", guest=guest)
+            listed = {line.split()[0].removeprefix(MULTI_PREFIX) for line in out.splitlines()}
+            assert listed == {n for n, g in placed.items() if g == guest}
 
 
 def test_deploy_then_every_check_passes_per_parallel_link(multi: Lab) -> None:
@@ -130,14 +149,15 @@ def test_frozen_switch_is_named_and_the_others_verified(multi: Lab) -> None:
     verify(multi.fabric, multi.access, multi.state)
     normal = time.monotonic() - began
     with LabSession.open(multi.state_dir) as s:
-        rc, _out, err = s.root_run(f'kill -STOP "$(cat {pid_file})"')[:3]
+        guest = s.guest_of(victim)  # plane 2: the second instance
+        rc, _out, err = s.root_run(f'kill -STOP "$(cat {pid_file})"', guest=guest)[:3]
         assert rc == 0, err
         try:
             began = time.monotonic()
             checks = verify(multi.fabric, multi.access, multi.state, reach=Limits(4, 5.0, 60.0))
             took = time.monotonic() - began
         finally:
-            s.root_run(f'kill -CONT "$(cat {pid_file})"')
+            s.root_run(f'kill -CONT "$(cat {pid_file})"', guest=guest)
     TIMES["verify, one switch frozen"] = took
     failed = [c for c in checks if not c.ok]
     assert [(c.device, c.check) for c in failed] == [(victim, "reachable")], failed

@@ -216,7 +216,13 @@ def test_lab_up_reports_each_phase_as_it_starts(
         lambda *a, **k: (
             seen.append("up ran")
             or SimpleNamespace(
-                name="x", mode="m", kernel="k", timings={}, substrate="s", substrate_reason="r"
+                name="x",
+                mode="m",
+                kernel="k",
+                timings={},
+                substrate="s",
+                substrate_reason="r",
+                guests=1,
             )
         ),
     )
