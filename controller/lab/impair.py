@@ -16,6 +16,11 @@ netem replaces the port's root qdisc (a switch port's RoCE prio/RED qdiscs); cle
 port's own lines of the switch's rendered ``qos.tc`` back when the port had them. What is
 impaired is kept in ``impair.json`` beside the lab's state, so ``dpctl lab status`` lists it
 and ``clear`` knows what to undo.
+
+In a lab split over two instances (controller/lab/split.py) each end is acted on in the
+instance its device runs in; a port set down there takes the far end's carrier with it
+through the split's carrier relay. A swap moves interfaces between namespaces, which only
+works inside one machine: a swap whose moved ends are in two instances is refused.
 """
 
 from __future__ import annotations
@@ -138,9 +143,15 @@ def netem_script(session: LabSession, end: End, kind: str, value: float) -> str:
     return f"tc -n {ns} qdisc replace dev {dev} root netem {spec}"
 
 
+def _guest(session: LabSession, end: End) -> int:
+    return session.guest_of(end[0])
+
+
 def root_kind(session: LabSession, end: End) -> str:
     ns, dev = _ns(session, end[0]), shlex.quote(end[1])
-    _rc, out, _err = session.root_run(f"tc -n {ns} -j qdisc show dev {dev} root")
+    _rc, out, _err = session.root_run(
+        f"tc -n {ns} -j qdisc show dev {dev} root", guest=_guest(session, end)
+    )
     try:
         return str(json.loads(out or "[]")[0].get("kind", ""))
     except (ValueError, IndexError):
@@ -149,7 +160,9 @@ def root_kind(session: LabSession, end: End) -> str:
 
 def link_info(session: LabSession, end: End) -> dict[str, Any]:
     ns, dev = _ns(session, end[0]), shlex.quote(end[1])
-    rc, out, err = session.root_run(f"ip -n {ns} -j -d link show dev {dev}")
+    rc, out, err = session.root_run(
+        f"ip -n {ns} -j -d link show dev {dev}", guest=_guest(session, end)
+    )
     if rc != 0:
         raise LabError(f"{end[0]}:{end[1]}: no such interface in the lab ({err.strip()})")
     info: dict[str, Any] = json.loads(out)[0]
@@ -188,10 +201,17 @@ def lldp_refresh(session: LabSession, devices: set[str]) -> None:
     neighbours learn the new cabling now instead of at lldpd's next interval, and a renamed
     interface is taken up again (without it, a lab read LLDP's old cabling a minute later)."""
     run = run_dir(session.state.prefix)
-    lines = [
-        f"lldpcli -u {run}/{d}.lldpd.sock update >/dev/null 2>&1 || true" for d in sorted(devices)
-    ]
-    session.root_run("\n".join(lines) + "\n")
+    for guest, mine in _by_guest(session, devices).items():
+        lines = [f"lldpcli -u {run}/{d}.lldpd.sock update >/dev/null 2>&1 || true" for d in mine]
+        session.root_run("\n".join(lines) + "\n", guest=guest)
+
+
+def _by_guest(session: LabSession, devices: set[str]) -> dict[int, list[str]]:
+    """The devices of each instance the lab runs in, sorted."""
+    grouped: dict[int, list[str]] = {}
+    for device in sorted(devices):
+        grouped.setdefault(session.guest_of(device), []).append(device)
+    return grouped
 
 
 def restart_lldpd(session: LabSession, fabric: Fabric, devices: set[str]) -> None:
@@ -202,12 +222,13 @@ def restart_lldpd(session: LabSession, fabric: Fabric, devices: set[str]) -> Non
 
     nodes = {node.name: node for node in lab_topology(fabric).nodes}
     run = run_dir(session.state.prefix)
-    script = "\n".join(
-        lldpd_restart_script(run, nodes[d], session.state.nodes[d].namespace)
-        for d in sorted(devices)
-        if nodes[d].ports
-    )
-    _run(session, script + "\n", f"restarting lldpd on {', '.join(sorted(devices))}")
+    for guest, mine in _by_guest(session, devices).items():
+        script = "\n".join(
+            lldpd_restart_script(run, nodes[d], session.state.nodes[d].namespace)
+            for d in mine
+            if nodes[d].ports
+        )
+        _run(session, script + "\n", f"restarting lldpd on {', '.join(mine)}", guest)
 
 
 LLDP_SETTLE_S = 180.0
@@ -222,12 +243,15 @@ def wait_lldp(session: LabSession, expect: dict[End, End], timeout: float = LLDP
     ends = {e: p for e, p in expect.items() if session.state.nodes[e[0]].kind == "switch"}
     deadline = time.monotonic() + timeout
     while True:
-        script = "\n".join(
-            f"echo END {d}:{p}; lldpcli -u {run}/{d}.lldpd.sock -f keyvalue show neighbors "
-            f"ports {shlex.quote(p)} 2>/dev/null"
-            for d, p in ends
-        )
-        _rc, out, _err = session.root_run(script + "\n")
+        out = ""
+        for guest, mine in _by_guest(session, {d for d, _p in ends}).items():
+            script = "\n".join(
+                f"echo END {d}:{p}; lldpcli -u {run}/{d}.lldpd.sock -f keyvalue show neighbors "
+                f"ports {shlex.quote(p)} 2>/dev/null"
+                for d, p in ends
+                if d in mine
+            )
+            out += session.root_run(script + "\n", guest=guest)[1]
         if all(_neighbour(out, e) == ends[e] for e in ends):
             return True
         if time.monotonic() > deadline:
@@ -265,21 +289,22 @@ def restore_qos(session: LabSession, fabric: Fabric, places: list[End]) -> None:
     another netdev): a netdev moved to another namespace arrives with no qdiscs, so after a
     swap and its undo the spines' RoCE ECN was gone (verify's roce-ecn failed on the lab the
     next tests took over, 2026-12-07)."""
-    lines = []
     for place in places:
         restore = qos_lines(fabric, place)
         if not restore:
             continue
         ns, dev = _ns(session, place[0]), shlex.quote(place[1])
         body = "\n".join(restore)
-        lines.append(f"tc -n {ns} qdisc del dev {dev} root 2>/dev/null || true")
-        lines.append(f"tc -n {ns} -force -batch - <<'DPCTL_QOS'\n{body}\nDPCTL_QOS")
-    if lines:
-        _run(session, "\n".join(lines) + "\n", "restoring the ports' qdiscs")
+        lines = [
+            f"tc -n {ns} qdisc del dev {dev} root 2>/dev/null || true",
+            f"tc -n {ns} -force -batch - <<'DPCTL_QOS'\n{body}\nDPCTL_QOS",
+        ]
+        script = "\n".join(lines) + "\n"
+        _run(session, script, "restoring the ports' qdiscs", _guest(session, place))
 
 
-def _run(session: LabSession, script: str, what: str) -> None:
-    rc, _out, err = session.root_run(script)
+def _run(session: LabSession, script: str, what: str, guest: int = 0) -> None:
+    rc, _out, err = session.root_run(script, guest=guest)
     if rc != 0:
         raise LabError(f"impair {what} failed (rc {rc}): {err.strip()[-300:]}")
 
@@ -305,36 +330,36 @@ def impair(
     record = load(state_dir)
     peer = wiring(fabric, record.swaps)
     with LabSession.open(state_dir) as session:
-        _refuse_split(session, f"--{kind}")
         for end in ends:
             name = f"{end[0]}:{end[1]}"
             item = Impairment(name, kind, value, one_way)
             ns, dev = _ns(session, end[0]), shlex.quote(end[1])
+            here = _guest(session, end)
             if kind == "down":
-                _run(session, f"ip -n {ns} link set {dev} down", name)
+                _run(session, f"ip -n {ns} link set {dev} down", name, here)
             elif kind == "mtu":
                 item.saved["mtu"] = int(link_info(session, end)["mtu"])
-                _run(session, f"ip -n {ns} link set {dev} mtu {int(value)}", name)
+                _run(session, f"ip -n {ns} link set {dev} mtu {int(value)}", name, here)
             else:
                 targets = [end] if one_way else [end, peer[end]]
                 for t in targets:
                     item.saved[f"{t[0]}:{t[1]}"] = root_kind(session, t)
-                    _run(session, netem_script(session, t, kind, value), name)
+                    _run(session, netem_script(session, t, kind, value), name, _guest(session, t))
             record.impairments.append(item)
             save(state_dir, record)
     return record
 
 
-def _refuse_split(session: LabSession, operation: str) -> None:
-    """Impairments act on cable ends in one machine; a lab split over two instances is
-    refused as a whole rather than impaired half-way (cables inside one instance would
-    work, the ones between them would not: their carrier does not cross)."""
-    if session.state.guests > 1:
+def _swap_guest(session: LabSession, m1: End, m2: End, what: str) -> int:
+    """The one instance both moved ends are in; refused when they are in two (an interface
+    cannot move between machines)."""
+    guests = {_guest(session, m1), _guest(session, m2)}
+    if len(guests) > 1:
         raise ImpairError(
-            f"{operation}: not built for a lab split over {session.state.guests} instances "
-            "(a cable between them is a tunnel that does not carry the carrier or move "
-            "between namespaces: controller/lab/split.py)"
+            f"{what}: {m1[0]}:{m1[1]} and {m2[0]}:{m2[1]} run in the lab's two instances, and "
+            "an interface cannot move between them (controller/lab/split.py)"
         )
+    return guests.pop()
 
 
 def _movable(fabric: Fabric, x: End, y: End, peer: dict[End, End]) -> tuple[End, End]:
@@ -361,9 +386,10 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
         raise ImpairError(f"--swap {first} {second}: both server ends or both switch ends")
     m1, m2 = _movable(fabric, x, y, peer)
     with LabSession.open(state_dir) as session:
-        _refuse_split(session, "--swap")
+        what = f"--swap {first} {second}"
+        guest = _swap_guest(session, m1, m2, what)
         temp = f"{session.state.prefix}sw"
-        _run(session, swap_script(session, m1, m2, temp), f"swap {first} {second}")
+        _run(session, swap_script(session, m1, m2, temp), what, guest)
         restore_qos(session, fabric, [m1, m2])
         restart_lldpd(session, fabric, {m1[0], m2[0]})
         lldp_refresh(session, {x[0], y[0], peer[x][0], peer[y][0]})
@@ -381,11 +407,13 @@ def swap(fabric: Fabric, state_dir: Path, first: str, second: str) -> ImpairStat
 def _undo(session: LabSession, fabric: Fabric, item: Impairment) -> None:
     end = _split(item.cable)
     ns, dev = _ns(session, end[0]), shlex.quote(end[1])
+    here = _guest(session, end)
     if item.kind == "down":
-        _run(session, f"ip -n {ns} link set {dev} up", f"clear {item.cable}")
+        _run(session, f"ip -n {ns} link set {dev} up", f"clear {item.cable}", here)
         lldp_refresh(session, {end[0]})
     elif item.kind == "mtu":
-        _run(session, f"ip -n {ns} link set {dev} mtu {int(item.saved['mtu'])}", item.cable)
+        mtu = int(item.saved["mtu"])
+        _run(session, f"ip -n {ns} link set {dev} mtu {mtu}", item.cable, here)
         return
     for target, kind in item.saved.items():
         if item.kind not in ("loss", "delay"):
@@ -397,7 +425,7 @@ def _undo(session: LabSession, fabric: Fabric, item: Impairment) -> None:
         if restore:
             body = "\n".join(restore)
             lines.append(f"tc -n {tns} -force -batch - <<'DPCTL_QOS'\n{body}\nDPCTL_QOS")
-        _run(session, "\n".join(lines) + "\n", f"clear {target}")
+        _run(session, "\n".join(lines) + "\n", f"clear {target}", _guest(session, t))
 
 
 def clear(fabric: Fabric, state_dir: Path) -> list[str]:
@@ -416,7 +444,9 @@ def clear(fabric: Fabric, state_dir: Path) -> list[str]:
         m1, m2 = _movable(fabric, _split(first), _split(second), peer)
         with LabSession.open(state_dir) as session:
             temp = f"{session.state.prefix}sw"
-            _run(session, swap_script(session, m1, m2, temp), f"undo swap {first} {second}")
+            what = f"undo swap {first} {second}"
+            guest = _swap_guest(session, m1, m2, what)
+            _run(session, swap_script(session, m1, m2, temp), what, guest)
             restore_qos(session, fabric, [m1, m2])
             restart_lldpd(session, fabric, {m1[0], m2[0]})
             lldp_refresh(session, {m1[0], m2[0], peer[m1][0], peer[m2][0]})

@@ -16,14 +16,16 @@ splits along the planes, which share only the AUX cables and the servers' cables
 - the management network is one more VNI, a port of each instance's management bridge, so
   every node is reached through instance 0's sshd as before.
 
-What a tunnel does not do: carry the carrier. A port set down in one instance leaves its far
-end up in the other (a veth's peer sees its carrier go; a tunnel's far end does not).
-``dpctl lab impair`` refuses a split lab for that reason (controller/lab/impair.py).
+A tunnel does not carry the carrier: a port set down in one instance would leave its far end
+up in the other. Each instance runs ``carrier_relay.py``, which watches its glue ends and has
+the other instance set the far glue end down and up with them, so the far port loses and
+regains its carrier as at the end of a real cable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from controller.lab.errors import LabError
 from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_bridge
@@ -35,6 +37,8 @@ LINK_MTU = 9300
 """The pair's MTU: a 9,216-byte frame plus VXLAN's 50 bytes of headers fits."""
 TUNNEL_MTU = 9250
 GLUE_MTU = 9300
+CARRIER_RELAY = Path(__file__).with_name("carrier_relay.py")
+RELAY_PORT = 4790
 MGMT_VNI = 1
 FIRST_CABLE_VNI = 100
 VXLAN_PORT = 4789
@@ -99,10 +103,12 @@ def link_script(prefix: str, guest: int, topo: LabTopology, run: str) -> str:
         f"link set {prefix}xm up",
     ]
     tc: list[str] = []
+    ends: list[str] = []  # the relay's map: VNI, namespace, port
     for x in crossings(topo, 2):
         c = x.cable
         node, port = (c.a_node, c.a_port) if where[c.a_node] == guest else (c.z_node, c.z_port)
         tunnel, glue = x.tunnel(prefix), x.glue(prefix)
+        ends.append(f"{x.vni} {prefix}{node} {port}")
         ip += [
             _vxlan(tunnel, x.vni, me, peer),
             f"link set {tunnel} mtu {TUNNEL_MTU} up",
@@ -115,12 +121,16 @@ def link_script(prefix: str, guest: int, topo: LabTopology, run: str) -> str:
                 f"filter add dev {src} parent ffff: matchall action mirred egress redirect "
                 f"dev {dst}",
             ]
-    path, tc_path = f"{run}/split.ip", f"{run}/split.tc"
+    path, tc_path, relay = f"{run}/split.ip", f"{run}/split.tc", f"{run}/carrier_relay.py"
     return (
         f"cat > {path} <<'DPL_EOF'\n" + "\n".join(ip) + "\nDPL_EOF\n"
         f"cat > {tc_path} <<'DPL_EOF'\n" + "\n".join(tc) + "\nDPL_EOF\n"
+        f"cat > {run}/split.map <<'DPL_EOF'\n" + "\n".join(ends) + "\nDPL_EOF\n"
+        f"cat > {relay} <<'DPL_EOF'\n{CARRIER_RELAY.read_text()}DPL_EOF\n"
         f"modprobe vxlan\n(ulimit -n 65536; ip -batch {path})\n"
         + (f"tc -batch {tc_path}\n" if tc else "")
+        + f"setsid -f python3 {relay} {prefix} {me} {peer} {RELAY_PORT} {run}/split.map "
+        f"</dev/null >{run}/log/carrier-relay.log 2>&1\n"
     )
 
 

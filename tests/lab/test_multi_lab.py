@@ -168,6 +168,38 @@ def test_frozen_switch_is_named_and_the_others_verified(multi: Lab) -> None:
     assert took < 5.0 + normal + 30, (took, normal)
 
 
+def _carrier(s: LabSession, node: str, port: str) -> bool:
+    out = s.check(node, f"ip -o link show dev {port}")
+    return "LOWER_UP" in out and "NO-CARRIER" not in out
+
+
+def _wait_carrier(s: LabSession, node: str, port: str, want: bool, timeout: float) -> float:
+    began = time.monotonic()
+    while _carrier(s, node, port) != want:
+        assert time.monotonic() - began < timeout, f"{node}:{port} carrier not {want}"
+        time.sleep(0.5)
+    return time.monotonic() - began
+
+
+def test_a_port_down_in_one_instance_takes_its_far_ends_carrier_in_the_other(
+    multi: Lab,
+) -> None:
+    """srv0001's second port (instance 0) is cabled to p2-g1-leaf1 (instance 1) through a
+    tunnel: `lab impair --down` of the leaf's end must drop the server's carrier, as a real
+    cable's far end does (the split's carrier relay), and `--clear` bring it back."""
+    with LabSession.open(multi.state_dir) as s:
+        assert (s.guest_of("srv0001"), s.guest_of("p2-g1-leaf1")) == (0, 1)
+        assert _carrier(s, "srv0001", "nic1p2")
+        result = run_cli("lab", "impair", "-f", str(INTENT), "p2-g1-leaf1:swp1", "--down")
+        assert result.exit_code == 0, result.stdout
+        try:
+            TIMES["far carrier down"] = _wait_carrier(s, "srv0001", "nic1p2", False, 10.0)
+        finally:
+            cleared = run_cli("lab", "impair", "-f", str(INTENT), "--clear")
+        assert cleared.exit_code == 0, cleared.stdout
+        TIMES["far carrier back"] = _wait_carrier(s, "srv0001", "nic1p2", True, 15.0)
+
+
 def test_lab_down_leaves_nothing(multi: Lab) -> None:
     result = run_cli("lab", "down", "-f", str(INTENT), "--json")
     assert result.exit_code == 0, result.stdout

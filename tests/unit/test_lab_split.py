@@ -119,6 +119,8 @@ def _state(tmp_path: Path, more: bool = True) -> LabState:
         nodes={
             "p1-g1-leaf1": NodeState("switch", "leaf", 1, "dqz-p1-g1-leaf1", "172.30.0.4"),
             "p2-g1-leaf1": NodeState("switch", "leaf", 2, "dqz-p2-g1-leaf1", "172.30.0.8", 1),
+            "p1-spine1": NodeState("switch", "spine", 1, "dqz-p1-spine1", "172.30.0.2"),
+            "p2-spine1": NodeState("switch", "spine", 2, "dqz-p2-spine1", "172.30.0.6", 1),
         },
         guest_pid=11,
         guest_port=22,
@@ -141,14 +143,15 @@ def test_a_split_state_round_trips_and_an_older_one_is_one_instance(tmp_path: Pa
     assert older.guests == 1 and {n.guest for n in older.nodes.values()} == {0}
 
 
-def test_impairments_are_refused_on_a_split_lab_naming_why(
+def test_a_swap_between_the_two_instances_is_refused_naming_both_ends(
     tmp_path: Path, small_fabric: Fabric
 ) -> None:
+    """An interface cannot move between machines: refused before anything is touched (the
+    session never connects: the state's placement is enough to know)."""
     _state(tmp_path).save()
-    with pytest.raises(impair.ImpairError, match="--down: not built for a lab split over 2"):
-        impair.impair(small_fabric, tmp_path, ["p1-g1-leaf1:swp3"], "down")
-    with pytest.raises(impair.ImpairError, match="--swap: not built for a lab split"):
-        impair.swap(small_fabric, tmp_path, "p1-spine1:swp1", "p1-spine1:swp2")
+    with pytest.raises(impair.ImpairError, match="run in the lab's two instances") as caught:
+        impair.swap(small_fabric, tmp_path, "p1-spine1:swp1", "p2-spine1:swp1")
+    assert "p1-spine1:swp1 and p2-spine1:swp1" in str(caught.value)
     assert impair.load(tmp_path).describe() == []  # nothing recorded
 
 
