@@ -127,7 +127,11 @@ def _status(ctx: typer.Context, fabric: Path, state_dir: Path | None) -> tuple[s
 
 
 def status_table(name: str, report: dict[str, Any]) -> Table:
-    table = Table(title=f"lab {name} ({report.get('substrate') or report.get('mode')})")
+    machine = str(report.get("substrate") or report.get("mode"))
+    instances = len(report.get("instances", [])) or 1
+    if instances > 1:  # a split lab (lab up --guests 2): each plane in its own instance
+        machine += f", {instances} instances, plane 2's switches in the second"
+    table = Table(title=f"lab {name} ({machine})")
     for col in ("node", "role", "plane", "running", "state", "ssh"):
         table.add_column(col)
     for node, info in report["nodes"].items():

@@ -23,6 +23,7 @@ Usage: ``carrier_relay.py PREFIX LOCAL_ADDRESS PEER_ADDRESS PORT MAP_FILE``.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -30,7 +31,9 @@ import sys
 import threading
 import time
 
-RESYNC_S = 3.0
+RESYNC_S = float(os.environ.get("DPCTL_CARRIER_RESYNC_S", "3"))
+"""How often each agent repeats what it sees (the tests lengthen it to tell the monitor's
+prompt report from the resync's)."""
 FLAGS = re.compile(r"^\d+:\s+([^:@\s]+)(?:@\S+)?:\s+<([^>]*)>")
 
 
@@ -93,9 +96,8 @@ class Relay:
         return match is not None and "UP" in match.group(2).split(",")
 
     def watch(self) -> None:
-        # line-buffered: into a pipe, ip's stdio holds its events until a block fills
         with subprocess.Popen(
-            ["stdbuf", "-oL", "ip", "-o", "monitor", "link"], stdout=subprocess.PIPE, text=True
+            ["ip", "-o", "monitor", "link"], stdout=subprocess.PIPE, text=True
         ) as monitor:
             assert monitor.stdout is not None
             for line in monitor.stdout:

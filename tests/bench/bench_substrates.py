@@ -10,9 +10,10 @@ does not grow with what else this machine runs, so the load average is printed t
 Run (root, after ``.ci/setup``; the TCG column after
 ``DPCTL_LAB_SUBSTRATE=tcg bash controller/lab/setup.sh``)::
 
-    python3 tests/bench/bench_substrates.py [--substrates default,tcg] [INTENT ...]
+    python3 tests/bench/bench_substrates.py [--substrates default,tcg,uml-x2] [INTENT ...]
 
-(default: inventory/lab-dual-arp.yaml and inventory/lab-evpn-mh.yaml).
+(default: inventory/lab-dual-arp.yaml and inventory/lab-evpn-mh.yaml; ``uml-x2``: the lab
+split over two User-Mode Linux instances, one per plane, ``lab up --guests 2``).
 """
 
 from __future__ import annotations
@@ -128,8 +129,17 @@ def main_job(fabric: Fabric, state: StateFolder) -> dict[str, Figure]:
     return figures
 
 
+SPLIT = "uml-x2"
+"""The lab split over two UML instances, one per plane (``lab up --guests 2``)."""
+
+
 def run(fabric: Fabric, intent: Path, forced: str | None) -> tuple[str, dict[str, Figure]]:
-    """One substrate (``forced``, else the default choice): its label and figures."""
+    """One substrate (``forced``, else the default choice; ``uml-x2``: UML split over two
+    instances): its label and figures."""
+    split = forced == SPLIT
+    os.environ["DPCTL_LAB_GUESTS"] = "2" if split else "1"
+    if split:
+        forced = "uml"
     if forced:
         os.environ[substrate.ENV_VAR] = forced
     else:
@@ -138,7 +148,7 @@ def run(fabric: Fabric, intent: Path, forced: str | None) -> tuple[str, dict[str
     os.environ["DPCTL_STATE_DIR"] = tempfile.mkdtemp(prefix="dpctl-bench-state-")
     choice = substrate.choose(PREFIX)
     state = StateFolder.for_intent(fabric.intent.name, intent)
-    return choice.label, main_job(fabric, state)
+    return choice.label + (" x2" if split else ""), main_job(fabric, state)
 
 
 def table(name: str, results: list[tuple[str, dict[str, Figure]]]) -> str:
