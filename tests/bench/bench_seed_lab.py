@@ -9,12 +9,13 @@ under probe flows, and what a leaf's kernel installs towards another group's sub
 ECMP width). Each step prints its wall time, the guest's CPU seconds (the host CPU time of
 the lab's UML processes) and the load average; at the end the peak memory of the lab's
 guest (the UML kernel's resident memory, which holds the guest's whole RAM) and of the
-machine (MemTotal - MemAvailable, other labs on it included).
+machine (MemTotal - MemAvailable, other labs on it included). The lab is split over two UML
+instances, one per plane (``--guests 1``: the whole lab in one).
 
 Run (root, after ``.ci/setup``; about 15-25 minutes and up to 8 GB on a 2-core machine)::
 
     python3 tests/bench/bench_seed_lab.py [--mode dual-arp|evpn-mh] [--prefix dqs-]
-        [--keep] [--steps up,deploy,verify,workers,traffic,drain]
+        [--keep] [--steps up,deploy,verify,workers,traffic,drain] [--guests 1|2]
 
 ``--keep`` leaves the lab up at the end (``dpctl lab down -f INTENT`` with the same
 DPCTL_LAB_DIR and DPCTL_LAB_PREFIX removes it). docs/lab-seed.md has the figures.
