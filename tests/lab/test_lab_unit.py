@@ -566,7 +566,7 @@ def test_lab_up_waits_until_every_switch_runs_frr(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(runtime.time, "sleep", lambda _s: None)
     up = "leaf1 1 1 1\nspine1 1 1 1\n"
     executor = _StatusExecutor(["leaf1 1 1 0\nspine1 1 1 1\n", up, "leaf1 1 1 0\n", up])
-    runtime._wait_frr(_unit_state(), executor, timeout=100)  # type: ignore[arg-type]
+    runtime._wait_frr(_unit_state(), [executor], timeout=100)  # type: ignore[list-item]
     assert executor.calls >= 4 + runtime.FRR_SETTLE_S - 1  # the relapse restarted the settle
 
 
@@ -578,7 +578,7 @@ def test_lab_up_names_the_switches_without_frr(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(runtime.time, "sleep", lambda _s: None)
     executor = _StatusExecutor(["leaf1 1 1 1\nspine1 1 0 0\n"])
     with pytest.raises(LabTimeoutError, match="FRR not running on spine1 100 s after"):
-        runtime._wait_frr(_unit_state(), executor, timeout=100)  # type: ignore[arg-type]
+        runtime._wait_frr(_unit_state(), [executor], timeout=100)  # type: ignore[list-item]
 
 
 def _readers_see_only_whole_files(path: Path, write: Any) -> list[int]:
@@ -671,7 +671,9 @@ def test_a_swap_puts_each_switch_places_own_qdiscs_back() -> None:
         for name in ("p1-spine1", "p1-spine2", "srv0001")
     }
     session = SimpleNamespace(
-        state=SimpleNamespace(nodes=nodes), root_run=lambda s: (sent.append(s), (0, "", ""))[1]
+        state=SimpleNamespace(nodes=nodes),
+        root_run=lambda s, guest=0: (sent.append(s), (0, "", ""))[1],
+        guest_of=lambda _node: 0,
     )
     impair.restore_qos(session, fabric, [("p1-spine1", "swp1"), ("srv0001", "nic1p1")])  # type: ignore[arg-type]
     (script,) = sent
