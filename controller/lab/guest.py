@@ -229,11 +229,18 @@ def connect_guest(
 def write_guest_known_hosts(state: LabState) -> None:
     """The guests' own host key (one key, each instance's address); the nodes' follow after
     the build."""
-    assert state.guest_port is not None
+    state.known_hosts.write_text("".join(guest_known_hosts_lines(state)))
+
+
+def guest_known_hosts_lines(state: LabState) -> list[str]:
+    """The known_hosts entries of the lab's guest (every instance of a split lab: one host
+    key, each instance's address); none natively."""
+    if state.jump is None:
+        return []
     pub = write_keypair(state.path / "guest" / "host_key")
-    lines = [known_hosts_line(state.guest_host, state.guest_port, pub)]
+    lines = [known_hosts_line(*state.jump, pub)]
     lines += [known_hosts_line(g.host, g.port, pub) for g in state.more_guests]
-    state.known_hosts.write_text("".join(lines))
+    return lines
 
 
 def pid_alive(pid: int) -> bool:

@@ -78,8 +78,6 @@ def up(
             session.wait_ssh(timeout=ready_timeout)
             if "bgpd" in frr_daemons:  # what `lab status` counts as a running switch
                 state.timings["frr_wait_s"] = round(_wait_frr(state, executors, frr_timeout), 2)
-            for extra in executors[1:]:
-                extra.close()
         state.timings["up_s"] = round(time.monotonic() - t0, 2)
         state.save()
         return state
@@ -87,6 +85,9 @@ def up(
         with contextlib.suppress(Exception):
             down(sdir, prefix=prefix)
         raise
+    finally:
+        for extra in executors[1:]:  # the session closed instance 0's
+            extra.close()
 
 
 FRR_SETTLE_S = 5.0
@@ -207,11 +208,7 @@ def _start_machines(
 
 def _write_known_hosts(state: LabState, node_keys: dict[str, str]) -> None:
     """Publish node host keys (by mgmt IP) next to the guest's entry."""
-    lines = []
-    if state.jump is not None:
-        pub = write_keypair(state.path / "guest" / "host_key")
-        lines.append(known_hosts_line(*state.jump, pub))
-        lines += [known_hosts_line(g.host, g.port, pub) for g in state.more_guests]
+    lines = guest.guest_known_hosts_lines(state)
     lines += [known_hosts_line(n.mgmt_ip, 22, node_keys[name]) for name, n in state.nodes.items()]
     state.known_hosts.write_text("".join(lines))
 

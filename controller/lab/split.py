@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.lab.errors import LabError
-from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_bridge
+from controller.lab.topology import LabCable, LabNode, LabTopology, mgmt_bridge, namespace
 
 MAX_GUESTS = 2
 LINK_IF = "vec1"
@@ -108,11 +108,11 @@ def link_script(prefix: str, guest: int, topo: LabTopology, run: str) -> str:
         c = x.cable
         node, port = (c.a_node, c.a_port) if where[c.a_node] == guest else (c.z_node, c.z_port)
         tunnel, glue = x.tunnel(prefix), x.glue(prefix)
-        ends.append(f"{x.vni} {prefix}{node} {port}")
+        ends.append(f"{x.vni} {namespace(prefix, node)} {port}")
         ip += [
             _vxlan(tunnel, x.vni, me, peer),
             f"link set {tunnel} mtu {TUNNEL_MTU} up",
-            f"link add {port} netns {prefix}{node} type veth peer name {glue}",
+            f"link add {port} netns {namespace(prefix, node)} type veth peer name {glue}",
             f"link set {glue} mtu {GLUE_MTU} up",
         ]
         for src, dst in ((glue, tunnel), (tunnel, glue)):

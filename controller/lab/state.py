@@ -113,6 +113,7 @@ class Removed:
     guest_stopped: list[int] = field(default_factory=list)
     namespaces_removed: list[str] = field(default_factory=list)
     taps_removed: list[str] = field(default_factory=list)
+    """Its taps, and a split lab's host veth pair (named by its first end)."""
 
     def add(self, other: Removed) -> None:
         self.guest_stopped += other.guest_stopped

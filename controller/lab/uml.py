@@ -367,14 +367,8 @@ class UmlSubstrate:
         return check_prerequisites()
 
     def start(self, state: LabState, memory_mb: int) -> None:
-        tap = tap_name(state.prefix, state.path)
-        host_ip, guest_ip = pick_link(state.path)
-        create_tap(tap, host_ip)
-        state.guest_host, state.guest_port = guest_ip, 22
+        self._launch(state, 0, memory_mb)
         write_guest_known_hosts(state)
-        cmd = uml_command(state, tap, guest_ip, memory_mb)
-        state.guest_pid = launch(cmd, state.path / "guest" / "console.log")
-        (state.path / "guest" / "uml.pid").write_text(f"{state.guest_pid}\n")
 
     def start_split(self, state: LabState, memory_mb: list[int]) -> None:
         """Every instance of a split lab and the veth pair between them; instance 0 is the
@@ -383,18 +377,24 @@ class UmlSubstrate:
         create_link_pair(ends)
         state.more_guests = []
         for index, memory in enumerate(memory_mb):
-            tap = tap_name(state.prefix, state.path, index)
-            host_ip, guest_ip = pick_link(state.path, index)
-            create_tap(tap, host_ip)
-            cmd = uml_command(state, tap, guest_ip, memory, index, ends[index])
-            log = state.path / "guest" / ("console.log" if index == 0 else f"console{index}.log")
-            pid = launch(cmd, log)
-            if index == 0:
-                state.guest_host, state.guest_port, state.guest_pid = guest_ip, 22, pid
-                (state.path / "guest" / "uml.pid").write_text(f"{pid}\n")
-            else:
-                state.more_guests.append(GuestInstance(pid, guest_ip))
+            self._launch(state, index, memory, ends[index])
         write_guest_known_hosts(state)
+
+    @staticmethod
+    def _launch(state: LabState, index: int, memory_mb: int, link_end: str | None = None) -> None:
+        """Instance ``index``: its tap, its UML process; recorded in ``state`` (instance 0 as
+        the lab's guest and jump host, the others in ``more_guests``)."""
+        tap = tap_name(state.prefix, state.path, index)
+        host_ip, guest_ip = pick_link(state.path, index)
+        create_tap(tap, host_ip)
+        cmd = uml_command(state, tap, guest_ip, memory_mb, index, link_end)
+        log = state.path / "guest" / ("console.log" if index == 0 else f"console{index}.log")
+        pid = launch(cmd, log)
+        if index == 0:
+            state.guest_host, state.guest_port, state.guest_pid = guest_ip, 22, pid
+            (state.path / "guest" / "uml.pid").write_text(f"{pid}\n")
+        else:
+            state.more_guests.append(GuestInstance(pid, guest_ip))
 
     def wait_split(self, state: LabState, timeout: float) -> list[Executor]:
         """Until every instance's sshd takes the lab's key; an executor for each."""
