@@ -41,8 +41,6 @@ class Bgp:
     router_id: str
     peer_groups: dict[str, str]
     """peer group -> its inbound route-map suffix, e.g. SPINES -> RM-SPINES-IN/OUT."""
-    passive_groups: tuple[str, ...]
-    """Peer groups that wait for the peer to open the TCP connection (``passive_peer_groups``)."""
     neighbors: tuple[BgpNeighbor, ...]
     maximum_paths: int
     bfd: bool
@@ -265,7 +263,6 @@ def build_bgp(
         asn=switch.asn,
         router_id=switch.router_id,
         peer_groups=groups,
-        passive_groups=passive_peer_groups(switch, groups),
         neighbors=tuple(neighbors),
         maximum_paths=width,
         bfd=intent.bfd,
@@ -287,28 +284,6 @@ def build_bgp(
         wcmp=intent.load_balancing.mode == "wcmp",
         graceful_restart=True,
     )
-
-
-def passive_peer_groups(switch: Switch, groups: dict[str, str]) -> tuple[str, ...]:
-    """The peer groups in which this switch never opens the TCP connection: a spine's
-    LEAVES, and PAIR on the leaf of a pair whose name sorts second. So one end of every
-    session connects and the other listens.
-
-    Why: with graceful restart on (every fabric), bgpd drops an Established session as soon
-    as it accepts a new TCP connection from that peer, taking it for a restart (FRR 8.4
-    bgpd/bgp_network.c ``bgp_accept``, PEER_DOWN_NSF_CLOSE_SESSION). With both ends
-    connecting, one end's late connect attempt kills the other end's fresh session, which
-    then connects again itself: in the seed-scale lab (2026-12-08, one UML instance per
-    plane, 3 commits at once) a plane's sessions were established and dropped 5-25 times
-    each within minutes ("NSF peer closed the session" on the spine, "bgp_getsockname()
-    failed" on the leaf), and the deploy never settled. Setting ``neighbor LEAVES passive``
-    on the 8 spines by hand stopped the drops at once (263 before, none in the 2 minutes
-    after) and every leaf's sessions came up."""
-    if switch.role == "spine":
-        return ("LEAVES",)
-    if "PAIR" in groups and switch.pair is not None and switch.name > switch.pair:
-        return ("PAIR",)
-    return ()
 
 
 def ecmp_width(fabric: Fabric, switch: Switch) -> int:

@@ -47,30 +47,6 @@ def test_one_bgp_neighbor_per_uplink_and_none_elsewhere(mode: str) -> None:
             )
 
 
-@pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
-def test_one_end_of_every_session_connects_and_the_other_listens(mode: str) -> None:
-    """Graceful restart drops an Established session on a new incoming connection, so both
-    ends connecting made sessions flap (controller/render/bgp.py passive_peer_groups)."""
-    fabric = build_fabric(intent_from_data(seed(mode, platform="frr")))
-    devices = {s.name: build_device(fabric, s.name) for s in fabric.switches}
-    sessions = 0
-    for name, device in devices.items():
-        for n in device.bgp.neighbors:
-            peer = devices[n.peer_device]
-            back = [p for p in peer.bgp.neighbors if p.peer_device == name]
-            assert back, f"{n.peer_device} has no session back to {name}"
-            listens = n.peer_group in device.bgp.passive_groups
-            peer_listens = back[0].peer_group in peer.bgp.passive_groups
-            assert listens != peer_listens, f"{name} {n.interface} <-> {n.peer_device}"
-            sessions += 1
-    assert sessions == 2 * (2 * 16 * 8 * 8 + 16)  # both ends: fabric links and AUX links
-    small = build_fabric(intent_from_data(lab(mode)))
-    files = render_fabric(small)
-    assert " neighbor LEAVES passive\n" in files["p1-spine1"]["frr.conf"]
-    assert " passive" not in files["p1-g1-leaf1"]["frr.conf"]
-    assert " neighbor PAIR passive\n" in files["p2-g1-leaf1"]["frr.conf"]
-
-
 @pytest.mark.parametrize("protection", [True, False])
 @pytest.mark.parametrize("mode", ["dual-arp", "evpn-mh"])
 def test_no_host_route_crosses_planes(mode: str, protection: bool) -> None:
